@@ -1,0 +1,120 @@
+"""Run rules over the frames and turn each match into a Finding."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from diagnose.engine.kinds import KINDS, Match
+from diagnose.engine.rulefile import Rule
+from diagnose.model import Evidence, Finding
+
+MAX_EVIDENCE = 5
+_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([^{}]*))?\}")
+
+
+def run_rules(
+    rules: list[Rule], records: pl.DataFrame, signals: pl.DataFrame, lang: str = "en"
+) -> tuple[list[Finding], list[str]]:
+    """Findings in catalog order (rank.py orders them) and internal errors, one per failing rule."""
+    findings: list[Finding] = []
+    errors: list[str] = []
+    for rule in rules:
+        try:
+            match = KINDS[rule.match["kind"]](rule.match, records, signals, rule.sources or None, rule.path)
+            if match is not None:
+                findings.append(build_finding(rule, match, records, lang))
+        except Exception as exc:  # one broken rule must not take the run down; the report says so
+            errors.append(f"rule {rule.id} ({rule.path}) failed: {type(exc).__name__}: {exc}")
+    return findings, errors
+
+
+def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str) -> Finding:
+    hits = match.hits
+    nodes = sorted(hits["node"].drop_nulls().unique().to_list())
+    ranks = sorted(int(r) for r in hits["rank"].drop_nulls().unique().to_list())
+    if "_first" in hits.columns:
+        first, last = hits["_first"][0], hits["_last"][0]
+    else:
+        ts = hits["ts"].drop_nulls()
+        first, last = (ts.min(), ts.max()) if ts.len() else (None, None)
+    evidence = _evidence(hits, records)
+    facts: dict[str, Any] = dict(match.facts)
+    facts.update(
+        count=match.count,
+        first_seen=_fmt_ts(first),
+        last_seen=_fmt_ts(last),
+        nodes=", ".join(nodes) if nodes else "-",
+        ranks=", ".join(map(str, ranks)) if ranks else "-",
+        where=_where(nodes, ranks),
+    )
+    template = rule.text("summary", lang) or rule.text("title", lang)
+    return Finding(
+        rule_id=rule.id,
+        name=rule.name,
+        category=rule.category,
+        severity=rule.severity,
+        title=rule.text("title", lang),
+        summary=render(template, facts),
+        count=match.count,
+        first_seen=first,
+        last_seen=last,
+        nodes=nodes,
+        ranks=ranks,
+        evidence=evidence,
+        remediation=rule.text("remediation", lang).strip(),
+        references=list(rule.references),
+        consequence=rule.consequence,
+        facts={k: v for k, v in facts.items() if isinstance(v, (str, int, float)) or v is None},
+    )
+
+
+def _evidence(hits: pl.DataFrame, records: pl.DataFrame) -> list[Evidence]:
+    # Prefer one line per file/node before a second line from the same place.
+    picked = hits.head(200).with_row_index("_i").with_columns(_dup=pl.int_range(pl.len()).over("file"))
+    picked = picked.sort(["_dup", "_i"]).head(MAX_EVIDENCE).sort("_i")
+    keys = picked.select("file", "line")
+    files = keys["file"].unique().to_list()
+    texts = records.filter(pl.col("file").is_in(files)).join(keys, on=["file", "line"], how="semi")
+    lookup = {(f, ln): t for f, ln, t in texts.select("file", "line", "text").iter_rows()}
+    out = []
+    for f, ln, vtext in picked.select("file", "line", "vtext").iter_rows():
+        out.append(Evidence(file=f, line=int(ln), text=lookup.get((f, ln), vtext or "")))
+    return out
+
+
+def _where(nodes: list[str], ranks: list[int]) -> str:
+    parts = []
+    if nodes:
+        parts.append(("node " if len(nodes) == 1 else "nodes ") + ", ".join(nodes[:6]) + (" …" if len(nodes) > 6 else ""))
+    if ranks:
+        parts.append(("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks[:8])) + (" …" if len(ranks) > 8 else ""))
+    return "; ".join(parts) if parts else "this bundle"
+
+
+def _fmt_ts(ts: datetime | None) -> str:
+    return ts.strftime("%Y-%m-%d %H:%M:%S") if ts else "?"
+
+
+def render(template: str, facts: dict[str, Any]) -> str:
+    """Fill ``{name}`` and ``{name:.1f}`` from facts. Only plain names: no attribute or index access, so a
+    user's template cannot reach into objects, and braces inside substituted log text stay as they are."""
+
+    def one(m: re.Match) -> str:
+        value = facts.get(m.group(1))
+        if value is None:
+            return "?"
+        spec = m.group(2)
+        if spec:
+            try:
+                return format(value, spec)
+            except (ValueError, TypeError):
+                return str(value)
+        if isinstance(value, float):
+            return f"{value:g}"
+        return str(value)
+
+    return _FIELD.sub(one, template)

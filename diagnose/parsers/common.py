@@ -1,0 +1,131 @@
+"""Pieces every parser uses: the lines frame, error-code and full-date extraction, event grouping."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import polars as pl
+
+# CSI colour/cursor sequences and OSC titles; vLLM colours level, time and the process prefix.
+ANSI = r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"
+
+# Error codes that CANN, torch_npu, HCCL and MindIE print, most specific first.
+CODE = (
+    r"\b(MIE\d\d[EW][0-9A-Z]{6}"  # MindIE: component, sub-component, code
+    r"|E[A-Z]\d{4}"  # CANN: EI0006, EJ0002, EL0001, EE1001, EZ1001, EH0001, E39999
+    r"|E\d{5}"  # CANN inner errors: E39999
+    r"|ERR\d{5}"  # torch_npu: ERR01100, ERR02200, ERR99999
+    r")\b"
+)
+
+# A full date with its year anywhere in a line: ISO, CANN (`2025-04-08-18:07:20`), MindIE (`2025-10-29 09:52:10`).
+FULL_DATE = r"(\d{4})-(\d\d)-(\d\d)[ T-](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?"
+
+# Year used for stamps that carry none, until timeline.py dates them. 2000 is a leap year: 02-29 survives.
+PLACEHOLDER_YEAR = 2000
+
+
+@dataclass(frozen=True)
+class FileContext:
+    path: str
+    node: str | None
+    kind: str
+    mtime: datetime | None
+
+
+def lines_frame(lines: list[str]) -> pl.DataFrame:
+    """The input every parser takes: ``line`` (1-based) and ``text`` without colour codes or CR."""
+    frame = pl.DataFrame({"text": pl.Series(lines, dtype=pl.String)})
+    return frame.with_row_index("line", offset=1).with_columns(
+        pl.col("text").str.replace_all(ANSI, "").str.replace_all("\r", " ").str.strip_chars_end()
+    )
+
+
+def datetime_from_parts(year, month, day, hour, minute, second, frac) -> pl.Expr:
+    """Build a datetime from string-valued expressions; invalid parts give null, never an error.
+
+    ``frac`` is the fraction-of-second digits (any width); the result has microsecond precision.
+    """
+    micro = (
+        pl.when(frac.is_not_null() & (frac.str.len_chars() > 0))
+        .then(frac.str.slice(0, 6).str.pad_end(6, "0").cast(pl.Int32, strict=False))
+        .otherwise(0)
+    )
+    parts = [year, month, day, hour, minute, second]
+    ints = [p.cast(pl.Int32, strict=False) for p in parts]
+    valid = (
+        ints[1].is_between(1, 12)
+        & ints[2].is_between(1, 31)
+        & ints[3].is_between(0, 23)
+        & ints[4].is_between(0, 59)
+        & ints[5].is_between(0, 60)
+        & ints[0].is_between(1900, 2999)
+    )
+    # Build as a string and parse non-strictly so that 02-30 and friends become null instead of raising.
+    text = pl.format(
+        "{}-{}-{} {}:{}:{}.{}",
+        ints[0].cast(pl.String).str.pad_start(4, "0"),
+        ints[1].cast(pl.String).str.pad_start(2, "0"),
+        ints[2].cast(pl.String).str.pad_start(2, "0"),
+        ints[3].cast(pl.String).str.pad_start(2, "0"),
+        ints[4].cast(pl.String).str.pad_start(2, "0"),
+        ints[5].clip(0, 59).cast(pl.String).str.pad_start(2, "0"),
+        micro.cast(pl.String).str.pad_start(6, "0"),
+    )
+    parsed = text.str.strptime(pl.Datetime("us"), "%Y-%m-%d %H:%M:%S%.f", strict=False)
+    return pl.when(valid).then(parsed).otherwise(None)
+
+
+def full_date_expr(col: str = "text") -> pl.Expr:
+    """The first full (year-carrying) date in ``col``, or null."""
+    groups = pl.col(col).str.extract_groups(FULL_DATE)
+    f = groups.struct.field
+    return datetime_from_parts(f("1"), f("2"), f("3"), f("4"), f("5"), f("6"), f("7"))
+
+
+def code_expr(col: str = "message") -> pl.Expr:
+    return pl.col(col).str.extract(CODE, 1)
+
+
+def group_events(frame: pl.DataFrame, key_cols: list[str]) -> pl.DataFrame:
+    """Give every row an ``event``: the line of the record that opened its multi-line message.
+
+    A parsed row opens a new event unless it repeats the previous parsed row's ``key_cols`` in the same
+    process (vLLM repeats the full prefix on every line of a traceback). A raw row with a process label
+    joins that process's last event (tracebacks of several workers interleave); a raw row without one
+    joins the event of the row above it. Continuation rows inherit time, level and process from the opener.
+    """
+    proc = pl.col("proc").fill_null("")
+    key = (
+        pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in key_cols], separator="\x1f")
+        if key_cols
+        else pl.lit("")
+    )
+    frame = frame.with_columns(_proc=proc, _key=pl.when(pl.col("parsed")).then(key))
+    prev_key = pl.col("_key").forward_fill().shift(1).over("_proc", order_by="line")
+    opens = pl.col("parsed") & (prev_key.is_null() | (pl.col("_key") != prev_key))
+    frame = frame.with_columns(_open=pl.when(opens).then(pl.col("line")))
+    with_proc = pl.col("_open").forward_fill().over("_proc", order_by="line")
+    frame = frame.with_columns(
+        event=pl.when(pl.col("parsed") | (pl.col("_proc") != "")).then(with_proc).otherwise(None)
+    ).with_columns(event=pl.col("event").forward_fill().fill_null(pl.col("line")))
+    openers = frame.filter(pl.col("line") == pl.col("event")).select(
+        pl.col("line").alias("event"),
+        pl.col("ts").alias("_ts"),
+        pl.col("level").alias("_level"),
+        pl.col("proc").alias("_procname"),
+        pl.col("pid").alias("_pid"),
+        pl.col("rank").alias("_rank"),
+        pl.col("year_known").alias("_yk"),
+    )
+    frame = frame.join(openers, on="event", how="left")
+    inherit = ~pl.col("parsed")
+    return frame.with_columns(
+        ts=pl.when(inherit & pl.col("ts").is_null()).then(pl.col("_ts")).otherwise(pl.col("ts")),
+        year_known=pl.when(inherit & pl.col("ts").is_null()).then(pl.col("_yk")).otherwise(pl.col("year_known")),
+        level=pl.when(inherit & pl.col("level").is_null()).then(pl.col("_level")).otherwise(pl.col("level")),
+        proc=pl.when(inherit).then(pl.col("proc").fill_null(pl.col("_procname"))).otherwise(pl.col("proc")),
+        pid=pl.when(inherit).then(pl.col("pid").fill_null(pl.col("_pid"))).otherwise(pl.col("pid")),
+        rank=pl.when(inherit).then(pl.col("rank").fill_null(pl.col("_rank"))).otherwise(pl.col("rank")),
+    ).drop("_proc", "_key", "_open", "_ts", "_level", "_procname", "_pid", "_rank", "_yk").sort("line")

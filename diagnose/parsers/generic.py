@@ -1,0 +1,35 @@
+"""Text of no known kind: every line is a raw record; level, error code and full dates are picked up
+where a line shows them, so generic rules (error codes, OOM messages) still see the file."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from diagnose.model import conform_records, empty_signals
+from diagnose.parsers.common import FileContext, code_expr, full_date_expr, group_events
+
+KIND = "unknown"
+
+_LEVEL = r"(?:^|[\s\[(|])(CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)(?:[\]):|\s]|$)"
+_LEVELS = {"FATAL": "CRITICAL", "WARN": "WARNING"}
+
+
+def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    level = pl.col("text").str.slice(0, 80).str.to_uppercase().str.extract(_LEVEL, 1)
+    ts = full_date_expr("text")
+    frame = lines.with_columns(
+        file=pl.lit(ctx.path),
+        source=pl.lit(ctx.kind),
+        node=pl.lit(ctx.node, pl.String),
+        message=pl.col("text"),
+        level=level.replace(_LEVELS),
+        ts=ts,
+        year_known=ts.is_not_null(),
+        code=code_expr("text"),
+        parsed=pl.lit(False),
+        proc=pl.lit(None, pl.String),
+        pid=pl.lit(None, pl.Int64),
+        rank=pl.lit(None, pl.Int32),
+    )
+    frame = group_events(frame, [])
+    return conform_records(frame), empty_signals()

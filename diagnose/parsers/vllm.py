@@ -1,0 +1,223 @@
+"""vLLM and vllm-ascend server logs (every line variant of the reference, section 1).
+
+Head of a logger line, in order: an optional container/collector stamp (``2025-10-15T00:04:48.7Z``,
+``2026-05-01 18:27:06.747 |``), an optional docker-compose service (``vllm-1  |``), process prefixes,
+possibly nested (``(EngineCore_DP0 pid=1) (Worker_TP0_EP0 pid=2)``, Ray ``ip=``), a torch ``[rank0]:``
+prefix, then ``LEVEL MM-DD HH:MM:SS[.mmm] [file:line]`` (``file:line]`` before 0.8) and the message.
+Lines without that head are kept as raw records and joined to the event (traceback) they continue.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from diagnose.model import conform_records, conform_signals
+from diagnose.parsers.common import (
+    PLACEHOLDER_YEAR,
+    FileContext,
+    code_expr,
+    datetime_from_parts,
+    full_date_expr,
+    group_events,
+)
+
+KIND = "vllm"
+
+HEAD = (
+    r"^(?:(?P<iso>\d{4}-\d\d-\d\d)[T ]\d\d:\d\d:\d\d(?:\.\d+)?Z?\s+(?:\|\s+)?)?"
+    r"(?:[\w.-]+\s+\|\s+)?"
+    r"(?P<procs>(?:\([^()]*\)\s*)*)"
+    r"(?:\[rank(?P<rankpfx>\d+)\]:\s*)?"
+    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+"
+    r"(?P<mo>\d\d)-(?P<dd>\d\d)\s+(?P<hh>\d\d):(?P<mi>\d\d):(?P<ss>\d\d)(?:\.(?P<frac>\d{1,6}))?\s+"
+    r"\[?(?P<loc>[^\]\s]+:\d+)\]\s?(?P<msg>.*)$"
+)
+
+# Lines with a process prefix (or torch rank prefix) but no logger head: raw stderr of that process.
+RAW_PREFIX = (
+    r"^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?Z?\s+(?:\|\s+)?)?(?:[\w.-]+\s+\|\s+)?"
+    r"(?P<procs>(?:\([^()]*\)\s*)+)?(?:\[rank(?P<rankpfx>\d+)\]:\s*)?(?P<msg>.*)$"
+)
+
+# The innermost process prefix names the process that wrote the line.
+PROC = r".*\((?P<name>[A-Za-z][\w-]*)(?:\s+(?:rank=(?P<prank>\d+)|TP(?P<ptp>\d+)))?\s+pid=(?P<pid>\d+)(?:,\s*ip=(?P<ip>[\d.]+))?\)\s*$"
+
+REPEATED = r"\s*\[repeated \d+x across cluster\]\s*$"
+
+
+def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    head = pl.col("text").str.extract_groups(HEAD)
+    frame = lines.with_columns(h=head)
+    f = pl.col("h").struct.field
+    parsed = f("level").is_not_null()
+    raw = pl.col("text").str.extract_groups(RAW_PREFIX).struct.field
+    procs = pl.when(parsed).then(f("procs")).otherwise(raw("procs"))
+    frame = frame.with_columns(
+        parsed=parsed,
+        _procs=procs,
+        _rankpfx=pl.when(parsed).then(f("rankpfx")).otherwise(raw("rankpfx")),
+        message=pl.when(parsed).then(f("msg")).otherwise(raw("msg")).str.replace(REPEATED, ""),
+        level=f("level"),
+        component=f("loc"),
+        ts=datetime_from_parts(
+            pl.coalesce(f("iso").str.slice(0, 4), pl.lit(str(PLACEHOLDER_YEAR))),
+            f("mo"),
+            f("dd"),
+            f("hh"),
+            f("mi"),
+            f("ss"),
+            f("frac"),
+        ),
+        _iso_month=f("iso").str.slice(5, 2).cast(pl.Int32, strict=False),
+        _month=f("mo").cast(pl.Int32, strict=False),
+    )
+    p = pl.col("_procs").str.extract_groups(PROC).struct.field
+    frame = frame.with_columns(
+        proc=pl.coalesce(p("name"), pl.format("rank{}", pl.col("_rankpfx"))),
+        pid=p("pid").cast(pl.Int64, strict=False),
+        node=p("ip"),
+        rank=pl.coalesce(
+            pl.col("_rankpfx"),
+            p("prank"),
+            p("ptp"),
+            pl.col("_procs").str.extract(r"(?:_|\b)TP(\d+)", 1),
+        ).cast(pl.Int32, strict=False),
+    )
+    # A container stamp gives the year; it is UTC and the vLLM stamp local, so fix up a new-year crossing.
+    frame = frame.with_columns(
+        ts=pl.when(pl.col("_iso_month").is_not_null() & (pl.col("_iso_month") == 1) & (pl.col("_month") == 12))
+        .then(pl.col("ts").dt.offset_by("-1y"))
+        .when(pl.col("_iso_month").is_not_null() & (pl.col("_iso_month") == 12) & (pl.col("_month") == 1))
+        .then(pl.col("ts").dt.offset_by("1y"))
+        .otherwise(pl.col("ts")),
+        year_known=pl.col("_iso_month").is_not_null() & pl.col("ts").is_not_null(),
+    )
+    # CANN/torch_npu trailers (`[ERROR] 2025-04-08-18:07:20 (PID:..)`, `EI0006: [PID: n] 2025-...`) carry a year.
+    full = full_date_expr("message")
+    cann = pl.col("message").str.contains(r"^\s*(?:\[(?:ERROR|WARNING|INFO)\] \d{4}-|E[A-Z0-9]\d{4}: \[PID)")
+    frame = frame.with_columns(
+        ts=pl.when(pl.col("ts").is_null() & cann).then(full).otherwise(pl.col("ts")),
+        year_known=pl.when(pl.col("ts").is_null() & cann).then(full.is_not_null()).otherwise(pl.col("year_known")),
+    )
+    frame = frame.with_columns(
+        code=code_expr("message"),
+        device=pl.col("message").str.extract(r"\(PID:\d+, Device:(\d+)", 1).cast(pl.Int32, strict=False),
+    )
+    frame = group_events(frame, ["level", "ts", "component"])
+    frame = frame.with_columns(
+        file=pl.lit(ctx.path), source=pl.lit(KIND), node=pl.coalesce(pl.col("node"), pl.lit(ctx.node, pl.String))
+    )
+    records = conform_records(frame)
+    signals = extract_signals(records)
+    return records, signals
+
+
+# --- signals -------------------------------------------------------------------------------------
+
+_NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?|nan)"
+
+# (signal, regex with one group, scale) for every number on the periodic and start-up lines.
+_SIGNAL_PATTERNS: list[tuple[str, str, float]] = [
+    ("prompt_throughput", r"Avg prompt throughput: " + _NUM, 1.0),
+    ("gen_throughput", r"Avg generation throughput: " + _NUM, 1.0),
+    ("running_reqs", r"Running: " + _NUM + r" reqs", 1.0),
+    ("waiting_reqs", r"(?:Waiting|Pending): " + _NUM + r" reqs", 1.0),
+    ("swapped_reqs", r"Swapped: " + _NUM + r" reqs", 1.0),
+    ("kv_cache_usage_pct", r"(?:GPU|NPU) KV cache usage: " + _NUM + r"%", 1.0),
+    ("prefix_cache_hit_pct", r"Prefix cache hit rate: (?:GPU: )?" + _NUM + r"%", 1.0),
+    ("spec_acceptance_pct", r"Draft acceptance rate: " + _NUM + r"%", 1.0),
+    ("spec_mean_acceptance_len", r"Mean acceptance length: " + _NUM, 1.0),
+    ("spec_accepted_tokens", r"(?:Accepted|Number of accepted tokens): " + _NUM, 1.0),
+    ("spec_drafted_tokens", r"(?:Drafted|Number of draft tokens): " + _NUM, 1.0),
+    ("kv_cache_tokens", r"KV cache size: " + _NUM + r" tokens", 1.0),
+    ("kv_blocks", r"# (?:npu|gpu|NPU|GPU) blocks: " + _NUM, 1.0),
+    ("max_model_len", r"Maximum concurrency for " + _NUM + r" tokens per request", 1.0),
+    ("max_concurrency", r"Maximum concurrency for [0-9,]+ tokens per request: " + _NUM + r"x", 1.0),
+    ("weights_gb", r"(?:Loading model weights|Model loading) took " + _NUM + r" ?Gi?B", 1.0),
+    ("max_model_len", r"""['"]?max_model_len['"]?\s*[:=]\s*([0-9]+)""", 1.0),
+    ("max_model_len", r"max_seq_len=([0-9]+)", 1.0),
+    ("tensor_parallel_size", r"""['"]?tensor_parallel_size['"]?\s*[:=]\s*([0-9]+)""", 1.0),
+    ("num_speculative_tokens", r"""num_spec(?:ulative)?_tokens['"]?\s*[:=]\s*([0-9]+)""", 1.0),
+    ("num_speculative_tokens", r"--num-speculative-tokens[ =]([0-9]+)", 1.0),
+]
+
+# V0 prints the acceptance rate as a fraction (0.550); scale it to percent.
+_V0_SPEC = r"Speculative metrics: Draft acceptance rate: " + _NUM
+
+_TEXT_PATTERNS: list[tuple[str, str]] = [
+    ("speculative_method", r"""speculative[_-]config['"]?\s*[:=]\s*['"]?\{?[^}]*?['"]?method['"]?\s*[:=]\s*['"]?(\w+)"""),
+    ("speculative_method", r"""SpeculativeConfig\([^)]*?method=['"]?(\w+)"""),
+    ("quantization", r"""['"]?quantization['"]?\s*[:=]\s*['"]?([A-Za-z][\w-]*)"""),
+    ("vllm_version", r"(?:Initializing a V1 LLM engine \(v|vLLM API server version |Initializing an LLM engine \(v)([\w.+-]+?)\)?(?:\s|$)"),
+]
+
+# Only lines holding one of these literals can carry a signal: one cheap scan rejects the rest.
+_PREFILTER = (
+    r"throughput:|acceptance|Speculative metrics|KV cache size|blocks:|Maximum concurrency|weights took|"
+    r"loading took|max_model_len|max_seq_len|tensor_parallel_size|speculative|quantization|"
+    r"num-speculative-tokens|LLM engine \(v|server version"
+)
+
+
+def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
+    base = records.filter(pl.col("message").str.contains(_PREFILTER)).select(
+        "file", "line", "source", "node", "ts", "proc", "message"
+    )
+    # The engine a value belongs to: `Engine 000:` on the line, else the process, per node.
+    engine_no = pl.col("message").str.extract(r"Engine (\d+):", 1)
+    base = base.with_columns(
+        _engine=pl.when(engine_no.is_not_null())
+        .then(pl.format("Engine {}", engine_no))
+        .otherwise(None)
+    ).with_columns(
+        # SpecDecoding lines follow their engine's throughput line in the same process.
+        _engine=pl.col("_engine").forward_fill().over(pl.col("proc").fill_null(""), order_by="line")
+    )
+    numeric = []
+    for name, pattern, scale in _SIGNAL_PATTERNS:
+        value = pl.col("message").str.extract(pattern, 1).str.replace_all(",", "").cast(pl.Float64, strict=False)
+        numeric.append(base.select(*_keys(), signal=pl.lit(name), value=value * scale, text=pl.lit(None, pl.String)))
+    v0 = pl.col("message").str.extract(_V0_SPEC, 1).cast(pl.Float64, strict=False) * 100.0
+    numeric.append(base.select(*_keys(), signal=pl.lit("spec_acceptance_pct"), value=v0, text=pl.lit(None, pl.String)))
+    for name, pattern in _TEXT_PATTERNS:
+        text = pl.col("message").str.extract(pattern, 1)
+        numeric.append(base.select(*_keys(), signal=pl.lit(name), value=pl.lit(None, pl.Float64), text=text))
+    positions = _per_position(base)
+    frame = pl.concat(numeric + [positions], how="vertical_relaxed")
+    frame = frame.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan() | pl.col("text").is_not_null())
+    frame = frame.unique(subset=["line", "signal", "engine", "value", "text"], keep="first", maintain_order=True)
+    return conform_signals(frame.sort("line", maintain_order=True))
+
+
+def _keys() -> list[pl.Expr]:
+    engine = pl.coalesce(pl.col("_engine"), pl.col("proc"), pl.lit("engine"))
+    return [
+        pl.col("file"),
+        pl.col("line"),
+        pl.col("source"),
+        pl.col("node"),
+        pl.col("ts"),
+        engine.alias("engine"),
+    ]
+
+
+def _per_position(base: pl.DataFrame) -> pl.DataFrame:
+    """`Per-position acceptance rate: 0.739, 0.478, ...` → one row per position, engine ``<engine>#<pos>``."""
+    lists = base.with_columns(
+        _pos=pl.col("message")
+        .str.extract(r"Per-position acceptance rate: ([0-9., ]+?)(?:,\s*[A-Z]|$)", 1)
+        .str.split(",")
+    ).filter(pl.col("_pos").is_not_null())
+    exploded = lists.with_columns(_idx=pl.int_ranges(1, pl.col("_pos").list.len() + 1)).explode("_pos", "_idx")
+    engine = pl.coalesce(pl.col("_engine"), pl.col("proc"), pl.lit("engine"))
+    return exploded.select(
+        "file",
+        "line",
+        "source",
+        "node",
+        "ts",
+        engine=pl.format("{}#{}", engine, pl.col("_idx")),
+        signal=pl.lit("spec_pos_acceptance"),
+        value=pl.col("_pos").str.strip_chars().cast(pl.Float64, strict=False),
+        text=pl.lit(None, pl.String),
+    )

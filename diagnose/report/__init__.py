@@ -1,0 +1,16 @@
+"""One module per output format. Each exposes ``render(report, **options) -> str``; formats are
+imported only when used, so a heavy one (html with plotly) costs nothing to the others."""
+
+from __future__ import annotations
+
+import importlib
+
+FORMATS = {
+    "text": "diagnose.report.text",
+    "json": "diagnose.report.json_format",
+}
+
+
+def render(fmt: str, report, **options) -> str:
+    module = importlib.import_module(FORMATS[fmt])
+    return module.render(report, **options)

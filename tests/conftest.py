@@ -1,0 +1,33 @@
+"""Shared test helpers: run the CLI in-process, and evaluate one rule on an in-memory log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from diagnose.cli import main
+from diagnose.engine import builtin_rules_dir, load_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+
+
+@pytest.fixture(scope="session")
+def catalog():
+    rules, errors = load_rules([builtin_rules_dir()])
+    assert not errors, errors
+    return {r.id: r for r in rules}
+
+
+def run_cli(*args: str, input: str | bytes | None = None):
+    """Run `diagnose ARGS` in-process; returns click's Result (exit_code, stdout, stderr)."""
+    runner = CliRunner()
+    return runner.invoke(main, list(args), input=input, catch_exceptions=False)
+
+
+def run_json(*args: str, input: str | bytes | None = None) -> tuple[int, dict]:
+    result = run_cli("--format", "json", *args, input=input)
+    return result.exit_code, json.loads(result.stdout)
