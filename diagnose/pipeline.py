@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -10,17 +12,21 @@ from typing import Callable
 import polars as pl
 
 from diagnose.engine import Rule, builtin_rules_dir, load_rules, run_rules
-from diagnose.ingest.budget import Budget, BudgetExceeded
-from diagnose.ingest.decode import decode, is_binary, split_lines
+from diagnose.ingest.budget import Budget, SkipFile
+from diagnose.ingest.lines import TextInfo, iter_line_chunks
 from diagnose.ingest.sniff import sniff
 from diagnose.ingest.walk import SourceFile, iter_sources
 from diagnose.model import InputFile, Report, Skipped, empty_records, empty_signals
-from diagnose.parsers import parser_for
-from diagnose.parsers.common import FileContext, lines_frame
+from diagnose.parsers import PREFILTERS, parser_for
+from diagnose.parsers.common import FileContext, clean_lines, raw_lines_frame
+from diagnose.parsers.versions import derive_signals
 from diagnose.rank import rank_findings
 from diagnose.timeline import bundle_years, date_file
 
 Progress = Callable[[int, str], None]
+
+# Kinds whose parsers work line by line: read and parsed in chunks, in bounded memory.
+LINE_KINDS = frozenset({"vllm", "mindie", "plog", "unknown"})
 
 
 @dataclass
@@ -32,6 +38,9 @@ class Options:
     lang: str = "en"
     budget: Budget = field(default_factory=Budget)
     kind: str | None = None  # force every file to this kind (rule fixtures)
+    keep: pl.Expr | None = None  # which records to keep in memory (retention_filter); None keeps all
+    select: dict[str, str] = field(default_factory=dict)  # kind -> raw-line pattern (prefilter_patterns)
+    baseline: str | None = None  # --baseline: earlier run folder/file, TOML of expected numbers, JSON report
 
 
 @dataclass
@@ -48,10 +57,16 @@ def read_inputs(paths: list[str], options: Options, progress: Progress | None = 
 
 
 def parse_sources(sources, options: Options, progress: Progress | None = None) -> Parsed:
-    per_file: list[tuple[pl.DataFrame, pl.DataFrame, datetime | None, int]] = []
+    per_file: list[tuple[pl.DataFrame, pl.DataFrame, datetime | None, str]] = []
     inputs: list[InputFile] = []
     skipped: list[Skipped] = []
     errors: list[str] = []
+    tap = None
+    if options.kind is None:  # model JSON files and launch scripts in a bundle: see diagnose/preflight/bundle.py
+        from diagnose.preflight.bundle import Tap
+
+        tap = Tap()
+        sources = tap.wrap(sources)
     for item in sources:
         if isinstance(item, Skipped):
             skipped.append(item)
@@ -62,19 +77,35 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
             continue
         records, signals, info = result
         inputs.append(info)
-        per_file.append((records, signals, _mtime(item.mtime), len(inputs) - 1))
+        per_file.append((records, signals, _mtime(item.mtime), item.path))
         if progress:
             progress(info.bytes, info.path)
     years = bundle_years([r for r, _, _, _ in per_file])
     all_records, all_signals = [], []
-    for records, signals, mtime, idx in per_file:
-        dated, how = date_file(records, years, mtime)
+    for records, signals, mtime, name in per_file:
+        dated, how = date_file(records, years, mtime, name)
         if how != "not needed":
             signals = _redate_signals(signals, dated)
         all_records.append(dated)
         all_signals.append(signals)
     records = pl.concat(all_records, how="vertical_relaxed") if all_records else empty_records()
     signals = pl.concat(all_signals, how="vertical_relaxed") if all_signals else empty_signals()
+    if tap is not None:
+        try:
+            extra_records, extra_signals, extra_inputs = tap.finish(records)
+        except Exception as exc:  # noqa: BLE001 - report it, keep the logs' findings
+            errors.append(f"preflight on the bundle failed: {type(exc).__name__}: {exc}")
+        else:
+            records = pl.concat([records, *extra_records], how="vertical_relaxed")
+            signals = pl.concat([signals, *extra_signals], how="vertical_relaxed")
+            inputs += extra_inputs
+    signals = derive_signals(signals)  # bundle-level version facts (driver x CANN per node)
+    try:  # profiler analyses across files (ranks in separate folders); see diagnose/parsers/profiling.py
+        from diagnose.parsers.profiling import cross_file_signals
+
+        signals = cross_file_signals(signals)
+    except Exception as exc:  # noqa: BLE001 - report it, keep the per-file signals
+        errors.append(f"profiler cross-file analysis failed: {type(exc).__name__}: {exc}")
     if options.since or options.until:
         records = _window(records, options)
         signals = _window(signals, options)
@@ -108,29 +139,145 @@ def _mtime(value: float | None) -> datetime | None:
 
 
 def _parse_one(src: SourceFile, options: Options, errors: list[str]):
+    """Read one file chunk by chunk; line-oriented kinds are parsed per chunk, the others whole."""
+    info = TextInfo()
+    kind = None
+    pending: list[pl.Series] = []
+    parts: list[tuple[pl.DataFrame, pl.DataFrame]] = []
+    raw = 0
+    next_line = 1
     try:
-        data = src.read()
-    except BudgetExceeded as exc:
+        with src.open() as stream:
+            for lines in iter_line_chunks(stream, info):
+                if kind is None:
+                    kind = options.kind or sniff(src.rel or src.path, lines.head(200).to_list())
+                    ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=_mtime(src.mtime))
+                if kind not in LINE_KINDS:
+                    pending.append(lines)  # tables and JSON are parsed whole
+                    continue
+                frame = _select(raw_lines_frame(lines, next_line), kind, options)
+                next_line += lines.len()
+                records, signals = _parse_chunk(frame, ctx, errors)
+                raw += int((~records["parsed"]).sum())
+                parts.append((_retain(records, signals, options), signals))
+    except SkipFile as exc:
         return Skipped(src.path, str(exc))
     except OSError as exc:
         return Skipped(src.path, f"cannot read: {exc.strerror or exc}")
-    if is_binary(data):
+    if info.binary:
         return Skipped(src.path, "binary file (not text)")
-    text, _encoding = decode(data)
-    lines = split_lines(text)
-    kind = options.kind or sniff(src.rel or src.path, lines)
-    ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=_mtime(src.mtime))
-    frame = lines_frame(lines)
+    if kind is None:  # empty file
+        kind = options.kind or sniff(src.rel or src.path, [])
+        ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=_mtime(src.mtime))
+    if pending or not parts:
+        lines = pl.concat(pending) if pending else pl.Series("text", [], dtype=pl.String)
+        records, signals = _parse_chunk(raw_lines_frame(lines, 1), ctx, errors)
+        raw = int((~records["parsed"]).sum())
+        parts = [(records, signals)]
+    records = pl.concat([p[0] for p in parts], how="vertical_relaxed") if len(parts) > 1 else parts[0][0]
+    signals = pl.concat([p[1] for p in parts], how="vertical_relaxed") if len(parts) > 1 else parts[0][1]
+    notes = [n for n in (src.note, f"{info.cut_lines} over-long lines cut" if info.cut_lines else None) if n]
+    info_row = InputFile(
+        path=src.path, kind=kind, lines=info.lines, bytes=info.bytes, raw_lines=raw, node=src.node,
+        encoding=info.encoding, note="; ".join(notes) or None,
+    )
+    return records, signals, info_row
+
+
+def _select(frame: pl.DataFrame, kind: str, options: Options) -> pl.DataFrame:
+    """Before parsing, drop the lines no rule and no signal can use: well-formed lines (their head matches)
+    that match neither the kind's signal hints nor the rules' combined pattern. Lines that do not look
+    well-formed are always parsed (they are the raw records and traceback bodies), and so is the line just
+    above each of them (the record that opens a traceback or a table)."""
+    if options.keep is None or kind not in PREFILTERS:
+        return frame
+    head, hints = (_anonymous_groups(p) for p in PREFILTERS[kind])
+    wanted = options.select.get(kind)
+    text = pl.col("text")
+    odd = ~text.str.contains(head)
+    keep = odd | odd.shift(-1).fill_null(False) | text.str.contains(hints)
+    if wanted is not None:
+        keep = keep | text.str.contains(wanted)
+    # First and last lines: year anchors and the span of the file.
+    keep = keep | (pl.int_range(pl.len()) == 0) | (pl.int_range(pl.len()) == pl.len() - 1)
+    return frame.filter(keep)
+
+
+def _parse_chunk(frame: pl.DataFrame, ctx: FileContext, errors: list[str]):
+    frame = clean_lines(frame)
     try:
-        records, signals = parser_for(kind)(frame, ctx)
+        return parser_for(ctx.kind)(frame, ctx)
     except Exception as exc:  # a parser bug must not lose the file: keep it as raw lines and say so
-        errors.append(f"parser {kind} failed on {src.path}: {type(exc).__name__}: {exc}")
+        errors.append(f"parser {ctx.kind} failed on {ctx.path}: {type(exc).__name__}: {exc}")
         from diagnose.parsers import generic
 
-        records, signals = generic.parse(frame, ctx)
-    raw = int((~records["parsed"]).sum()) if records.height else 0
-    info = InputFile(path=src.path, kind=kind, lines=len(lines), bytes=len(data), raw_lines=raw, node=src.node)
-    return records, signals, info
+        return generic.parse(frame, ctx)
+
+
+def _retain(records: pl.DataFrame, signals: pl.DataFrame, options: Options) -> pl.DataFrame:
+    """Keep the records that can matter; count the rest. See ``retention_filter``."""
+    if options.keep is None or records.height == 0:
+        return records
+    keep = options.keep | pl.col("line").is_in(signals["line"].unique().implode())
+    # The first and last dated line of each chunk keep the dating anchors.
+    anchor = pl.col("year_known").fill_null(False)
+    keep = keep | (anchor & (pl.col("line") == pl.col("line").filter(anchor).min()))
+    keep = keep | (anchor & (pl.col("line") == pl.col("line").filter(anchor).max()))
+    return records.filter(keep)
+
+
+def retention_filter(rules: list[Rule]) -> pl.Expr:
+    """Rows any rule could use: warnings and errors, lines with an error code, and lines matching any rule
+    regex (one combined, linear-time alternation). Everything else is parsed and counted, not kept."""
+    keep = pl.col("level").is_in(["WARNING", "ERROR", "CRITICAL"]).fill_null(False) | pl.col("code").is_not_null()
+    combined = _combined_pattern(rules)
+    if combined:
+        keep = keep | pl.col("text").str.contains(combined)
+    return keep
+
+
+def use_rules(options: Options, rules: list[Rule]) -> None:
+    """Set the record filters that keep memory bounded to what these rules can use."""
+    options.keep = retention_filter(rules)
+    options.select = prefilter_patterns(rules)
+
+
+def prefilter_patterns(rules: list[Rule]) -> dict[str, str]:
+    """Per line-oriented kind: one alternation of the levels worth keeping and every rule regex that can
+    read that kind, run on raw lines before parsing."""
+    out = {}
+    for kind in PREFILTERS:
+        usable = [r for r in rules if not r.sources or kind in r.sources]
+        combined = _combined_pattern(usable)
+        out[kind] = _LEVEL_WORDS + (f"|{combined}" if combined else "")
+    return out
+
+
+# Level words as vLLM, MindIE, ATB and CANN print them; a line holding one may be a warning or an error.
+_LEVEL_WORDS = r"WARN|ERROR|CRITICAL|FATAL|\[(?:error|warn|warning|critical|fatal)\]"
+
+
+def _combined_pattern(rules: list[Rule]) -> str:
+    patterns = set()
+    for rule in rules:
+        for sel in _selectors(rule.match):
+            if "regex" in sel and "signal" not in sel:  # with a signal, the regex reads the signal's text
+                patterns.add(_anonymous_groups(sel["regex"]))
+    return "|".join(f"(?:{p})" for p in sorted(patterns))
+
+
+def _selectors(match: dict) -> list[dict]:
+    found = [match]
+    for key in ("when", "missing", "require"):
+        if isinstance(match.get(key), dict):
+            found.append(match[key])
+    found += [c for c in match.get("also", []) if isinstance(c, dict)]
+    return found
+
+
+def _anonymous_groups(pattern: str) -> str:
+    # Named groups would clash inside one alternation; their names do not matter for keeping rows.
+    return re.sub(r"\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>", "(?:", pattern)
 
 
 def catalog(options: Options) -> tuple[list[Rule], list[str]]:
@@ -141,14 +288,30 @@ def catalog(options: Options) -> tuple[list[Rule], list[str]]:
 
 def analyze(paths: list[str], options: Options, progress: Progress | None = None) -> Report:
     rules, rule_errors = catalog(options)
+    use_rules(options, rules)
     parsed = read_inputs(paths, options, progress)
     return diagnose_parsed(parsed, rules, rule_errors, options)
 
 
 def diagnose_parsed(parsed: Parsed, rules: list[Rule], rule_errors: list[str], options: Options) -> Report:
+    comparisons: list[dict] = []
+    try:  # validation runs: benchmark/accuracy results against --baseline (diagnose/compare.py)
+        from diagnose.compare import apply_validation
+
+        parsed, comparisons = apply_validation(parsed, options)
+    except Exception as exc:  # noqa: BLE001 - report it, run the rules on what was parsed
+        parsed.errors.append(f"baseline comparison failed: {type(exc).__name__}: {exc}")
     findings, run_errors = run_rules(rules, parsed.records, parsed.signals, options.lang)
+    findings = rank_findings(findings)
+    try:  # across ranks: the rank that failed first goes on top (diagnose/rootcause.py)
+        from diagnose.rootcause import find_root_cause
+
+        findings = find_root_cause(findings, rules, parsed.records, parsed.signals, options.lang)
+    except Exception as exc:  # noqa: BLE001 - report it, keep the ranked findings
+        run_errors.append(f"root cause across ranks failed: {type(exc).__name__}: {exc}")
     return Report(
-        findings=rank_findings(findings),
+        comparisons=comparisons,
+        findings=findings,
         inputs=parsed.inputs,
         skipped=parsed.skipped,
         errors=rule_errors + parsed.errors + run_errors,

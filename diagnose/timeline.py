@@ -4,14 +4,16 @@ vLLM and torch glog stamps carry no year (``MM-DD HH:MM:SS``); parsers date them
 and mark ``year_known = False``. Per file, in file order, a jump back of more than half a year between
 consecutive stamps is a new year (``12-31`` → ``01-01``); the base year comes from the best anchor:
 1. a stamp in the same file that carries its year (CANN trailers, container stamps, plog lines);
-2. a year-carrying stamp elsewhere in the bundle, on the same node if possible (the latest one);
-3. the file's modification time: the latest year in which the file's last stamp is not after it;
-4. the current year.
+2. a date in the file's name (``vllm_ascend_20250903_140000_1234.log``, ``serve-2025-09-03.log``);
+3. a year-carrying stamp elsewhere in the bundle, on the same node if possible (the latest one);
+4. the file's modification time: the latest year in which the file's last stamp is not after it;
+5. the current year.
 Stamps are each node's wall clock; nodes with different time zones are not shifted (the logs rarely say).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -19,7 +21,9 @@ import polars as pl
 
 from diagnose.parsers.common import PLACEHOLDER_YEAR
 
-DATING = ("in-file", "bundle", "mtime", "assumed", "not needed")
+DATING = ("in-file", "file name", "bundle", "mtime", "assumed", "not needed")
+
+_NAME_DATE = re.compile(r"(?<!\d)(20\d\d)[-_]?(0[1-9]|1[0-2])[-_]?(0[1-9]|[12]\d|3[01])(?!\d)")
 
 
 @dataclass(frozen=True)
@@ -28,7 +32,9 @@ class FileDating:
     how: str
 
 
-def date_file(records: pl.DataFrame, bundle_years: dict[str | None, int], mtime: datetime | None) -> tuple[pl.DataFrame, str]:
+def date_file(
+    records: pl.DataFrame, bundle_years: dict[str | None, int], mtime: datetime | None, name: str = ""
+) -> tuple[pl.DataFrame, str]:
     """Return the records with year-less stamps dated, and how the year was found (one of DATING)."""
     undated = (~pl.col("year_known").fill_null(False)) & pl.col("ts").is_not_null()
     if records.filter(undated).height == 0:
@@ -40,7 +46,7 @@ def date_file(records: pl.DataFrame, bundle_years: dict[str | None, int], mtime:
     frame = frame.with_columns(_wrap=(pl.col("_ord").is_not_null() & (prev - pl.col("_ord") > 186)).cast(pl.Int32))
     frame = frame.with_columns(_era=pl.col("_wrap").fill_null(0).cum_sum())
 
-    base, how = _base_year(frame, bundle_years, records, mtime)
+    base, how = _base_year(frame, bundle_years, records, mtime, name)
     shift = pl.format("{}y", (pl.lit(base - PLACEHOLDER_YEAR) + pl.col("_era")).cast(pl.String))
     frame = frame.with_columns(
         ts=pl.when(pl.col("_ord").is_not_null()).then(pl.col("ts").dt.offset_by(shift)).otherwise(pl.col("ts"))
@@ -48,12 +54,16 @@ def date_file(records: pl.DataFrame, bundle_years: dict[str | None, int], mtime:
     return frame.drop("_ord", "_wrap", "_era"), how
 
 
-def _base_year(frame: pl.DataFrame, bundle_years: dict[str | None, int], records: pl.DataFrame, mtime: datetime | None):
+def _base_year(frame, bundle_years, records, mtime, name):
     anchors = frame.filter(pl.col("year_known").fill_null(False) & pl.col("ts").is_not_null())
     if anchors.height:
         # The year of the undated stamp nearest (in file order) to the first anchor.
         first = anchors.row(0, named=True)
         return first["ts"].year - first["_era"], "in-file"
+    named = _NAME_DATE.search(name.replace("\\", "/").rsplit("/", 1)[-1])
+    if named:
+        # The name gives the first stamp's year (a log is named when it is opened).
+        return int(named.group(1)), "file name"
     node = records["node"].drop_nulls().first() if records.height else None
     if node in bundle_years or None in bundle_years:
         year = bundle_years.get(node, bundle_years.get(None))

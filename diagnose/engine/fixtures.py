@@ -32,11 +32,16 @@ def run_rule_tests(rules: list[Rule]) -> list[TestResult]:
 
 def evaluate(rule: Rule, log: str, path: str, kind: str | None, lang: str = "en"):
     """Findings of ``rule`` alone on one in-memory log. Used by rule tests and pytest."""
-    from diagnose.pipeline import Options, parse_sources
+    import io
+
+    from diagnose.pipeline import Options, parse_sources, use_rules
 
     data = log.encode("utf-8")
-    src = SourceFile(path=path, rel=path, node=node_from_path(path), size=len(data), mtime=None, read=lambda: data)
-    parsed = parse_sources([src], Options(kind=kind))
+    src = SourceFile(path=path, rel=path, node=node_from_path(path), size=len(data), mtime=None,
+                     open=lambda: io.BytesIO(data))
+    options = Options(kind=kind)
+    use_rules(options, [rule])
+    parsed = parse_sources([src], options)
     findings, errors = run_rules([rule], parsed.records, parsed.signals, lang)
     return findings, errors + parsed.errors
 

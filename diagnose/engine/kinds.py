@@ -110,7 +110,7 @@ def match_threshold(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sourc
     ev_keys = [(worst["file"], worst["first_line"]), (worst["file"], peak_line), (worst["file"], worst["last_line"])]
     ev_keys += [(r["file"], r["first_line"]) for r in runs.iter_rows(named=True)][1:]
     hits = _hits_at(frame, ev_keys)
-    all_samples = frame.filter(pl.col("_ok")).join(runs.select(group + ["_run"]), on=group + ["_run"], how="semi")
+    all_samples = frame.filter(pl.col("_ok")).join(runs.select(group + ["_run"]), on=group + ["_run"], how="semi", nulls_equal=True)
     duration = (worst["end"] - worst["start"]) if worst["end"] and worst["start"] else None
     facts = {
         "value": worst["vmax"] if above else worst["vmin"],
@@ -207,25 +207,41 @@ def match_mismatch(m: dict, records: pl.DataFrame, signals: pl.DataFrame, source
     if sources:
         frame = frame.filter(pl.col("source").is_in(sources))
     key = {"node": "node", "device": "engine", "engine": "engine", "file": "file"}[across]
+    within = m.get("within")
+    k = pl.col(key).fill_null(pl.col("file"))
+    if key == "engine" and within != "node":
+        # npu0 on node-0 and npu0 on node-1 are different cards: qualify devices by their node.
+        k = pl.when(pl.col("node").is_not_null()).then(pl.format("{}/{}", pl.col("node"), k)).otherwise(k)
     frame = frame.with_columns(
         _v=pl.coalesce(pl.col("text"), pl.col("value").cast(pl.String)).str.strip_chars(),
-        _k=pl.col(key).fill_null(pl.col("file")),
+        _k=k,
     ).filter(pl.col("_v").is_not_null() & (pl.col("_v") != ""))
     if "ignore_regex" in m:
         frame = frame.filter(~pl.col("_v").str.contains(m["ignore_regex"]))
-    if frame.select("_v").n_unique() < 2 or frame.select("_k").n_unique() < 2:
+    if within:
+        # Only differences inside one node (or file) count: keep the groups that disagree within themselves.
+        frame = frame.with_columns(_w=pl.col(within).fill_null("") if within == "node" else pl.col("file"))
+        bad = frame.group_by("_w").agg(pl.col("_v").n_unique().alias("nv"), pl.col("_k").n_unique().alias("nk"))
+        bad = bad.filter((pl.col("nv") >= 2) & (pl.col("nk") >= 2))
+        frame = frame.join(bad.select("_w"), on="_w", how="semi").drop("_w")
+    if frame.height == 0 or frame.select("_v").n_unique() < 2 or frame.select("_k").n_unique() < 2:
         return None
     frame = frame.sort(["_v", "_k", "file", "line"])
     per_value = frame.group_by("_v", maintain_order=True).agg(pl.col("_k").unique(maintain_order=True))
-    per_value = per_value.with_columns(_n=pl.col("_k").list.len()).sort(["_n", "_v"], descending=[True, False])
+    # On a tie the lower value is the odd one out (for versions: the older install is usually the one to fix).
+    per_value = per_value.with_columns(_n=pl.col("_k").list.len()).sort(["_n", "_v"], descending=[True, True])
     parts = [f"{v} on {', '.join(ks[:6])}{' …' if len(ks) > 6 else ''}" for v, ks, _ in per_value.iter_rows()]
     majority, minority = per_value.row(0), per_value.row(-1)
     evidence = frame.unique("_v", keep="first", maintain_order=True)
     # The odd ones out first: they are usually what to fix.
-    evidence = evidence.with_columns(_major=pl.col("_v") == majority[0]).sort(["_major", "ts"], nulls_last=True)
+    evidence = evidence.with_columns(_major=pl.col("_v") == majority[0]).sort(
+        ["_major", "ts"], nulls_last=True, maintain_order=True
+    )
+    # The finding is located where the odd values are: the majority rows are evidence, not places to fix.
     hits = evidence.select(
-        "file", "line", "source", "node", "ts", pl.lit(None, pl.Int32).alias("rank"), pl.col("line").alias("event"),
-        "engine", "value", pl.col("_v").alias("vtext"),
+        "file", "line", "source", pl.when(pl.col("_major")).then(None).otherwise(pl.col("node")).alias("node"), "ts",
+        pl.lit(None, pl.Int32).alias("rank"), pl.col("line").alias("event"), "engine", "value",
+        pl.col("_v").alias("vtext"),
     )
     facts = {
         "values": "; ".join(parts),
@@ -234,6 +250,8 @@ def match_mismatch(m: dict, records: pl.DataFrame, signals: pl.DataFrame, source
         "odd_value": minority[0],
         "odd_where": ", ".join(minority[1][:6]),
         "across": across,
+        "odd_nodes": ", ".join(sorted(set(frame.filter(pl.col("_v") == minority[0])["node"].drop_nulls().to_list())))
+        or "-",
     }
     return Match(hits, frame.height, facts)
 

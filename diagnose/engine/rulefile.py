@@ -29,7 +29,7 @@ _MATCH_FIELDS = {
     "pattern": _SELECTOR_FIELDS | {"kind", "min_count", "window", "classify", "classify_default"},
     "threshold": {"kind", "signal", "above", "below", "samples", "sustained", "also", "rising", "sources", "engine_regex"},
     "absence": {"kind", "when", "missing", "require", "scope"},
-    "mismatch": {"kind", "signal", "across", "sources", "ignore_regex"},
+    "mismatch": {"kind", "signal", "across", "within", "sources", "ignore_regex"},
 }
 _TEST_FIELDS = {"name", "log", "file", "kind", "path", "fires", "lines", "summary_contains"}
 _ID = re.compile(r"^[A-Z][A-Z0-9]*-?\d{3}$")
@@ -255,6 +255,8 @@ def _check_match(match: Any, sp: str) -> dict:
             raise RuleError(sp, "match.across", "must be node, device, engine or file")
         if "ignore_regex" in match:
             check_regex(match["ignore_regex"], sp, "match.ignore_regex")
+        if match.get("within", "node") not in ("node", "file"):
+            raise RuleError(sp, "match.within", "must be node or file (compare only inside one node or file)")
     return match
 
 

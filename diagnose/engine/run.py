@@ -26,13 +26,13 @@ def run_rules(
         try:
             match = KINDS[rule.match["kind"]](rule.match, records, signals, rule.sources or None, rule.path)
             if match is not None:
-                findings.append(build_finding(rule, match, records, lang))
+                findings.append(build_finding(rule, match, records, lang, signals))
         except Exception as exc:  # one broken rule must not take the run down; the report says so
             errors.append(f"rule {rule.id} ({rule.path}) failed: {type(exc).__name__}: {exc}")
     return findings, errors
 
 
-def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str) -> Finding:
+def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, signals: pl.DataFrame | None = None) -> Finding:
     hits = match.hits
     nodes = sorted(hits["node"].drop_nulls().unique().to_list())
     ranks = sorted(int(r) for r in hits["rank"].drop_nulls().unique().to_list())
@@ -42,7 +42,8 @@ def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str) ->
         ts = hits["ts"].drop_nulls()
         first, last = (ts.min(), ts.max()) if ts.len() else (None, None)
     evidence = _evidence(hits, records)
-    facts: dict[str, Any] = dict(match.facts)
+    facts: dict[str, Any] = signal_facts(rule, hits, signals)
+    facts.update(match.facts)
     facts.update(
         count=match.count,
         first_seen=_fmt_ts(first),
@@ -70,6 +71,25 @@ def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str) ->
         consequence=rule.consequence,
         facts={k: v for k, v in facts.items() if isinstance(v, (str, int, float)) or v is None},
     )
+
+
+def signal_facts(rule: Rule, hits: pl.DataFrame, signals: pl.DataFrame | None) -> dict[str, Any]:
+    """A summary template may name a signal (``{hccl_connect_timeout_s}``): give it the value seen in the file of
+    the first evidence line, else on its node, else anywhere in the bundle (the first one in file order)."""
+    if signals is None or signals.height == 0:
+        return {}
+    names = {m.group(1) for lang in rule.summary for m in _FIELD.finditer(rule.summary[lang])}
+    frame = signals.filter(pl.col("signal").is_in(list(names)))
+    if frame.height == 0:
+        return {}
+    first = hits.head(1).select("file", "node").row(0) if hits.height else (None, None)
+    rank = (pl.col("file") == first[0]).cast(pl.Int8) * 2 + (pl.col("node").eq_missing(first[1])).cast(pl.Int8)
+    frame = frame.with_columns(_r=rank.fill_null(0)).sort(["_r", "file", "line"], descending=[True, False, False])
+    out: dict[str, Any] = {}
+    for name, value, text in frame.select("signal", "value", "text").iter_rows():
+        if name not in out:
+            out[name] = text if text is not None else (int(value) if value is not None and float(value).is_integer() else value)
+    return out
 
 
 def _evidence(hits: pl.DataFrame, records: pl.DataFrame) -> list[Evidence]:

@@ -23,5 +23,9 @@ class Budget:
         self.used_bytes += n
 
 
-class BudgetExceeded(Exception):
+class SkipFile(Exception):
+    """Raised while opening or reading an input that must be skipped; the message is the reason."""
+
+
+class BudgetExceeded(SkipFile):
     """Raised while reading a stream that would exceed a limit; the message is the skip reason."""

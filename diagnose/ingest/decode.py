@@ -5,6 +5,8 @@ from __future__ import annotations
 import codecs
 
 _SAMPLE = 8192
+# C0 controls that text logs do not contain (TAB, LF, CR, FF, VT and ESC are left out).
+_CONTROL_BYTES = [b for b in range(1, 32) if b not in (9, 10, 11, 12, 13, 27)]
 
 
 def is_binary(data: bytes) -> bool:
@@ -15,8 +17,9 @@ def is_binary(data: bytes) -> bool:
     nul = head.count(0)
     if nul == 0:
         return False
-    # A few NULs inside text happen (a crashed writer); a binary format has many.
-    return nul > len(head) // 100 + 4
+    # A few NULs inside text happen (a crashed writer); binary formats have many NUL and control bytes.
+    control = sum(head.count(b) for b in _CONTROL_BYTES)
+    return nul + control > len(head) * 0.05
 
 
 def decode(data: bytes) -> tuple[str, str]:

@@ -15,28 +15,77 @@ _SAMPLE_LINES = 200
 KINDS: dict[str, tuple[str | None, str | None]] = {
     "vllm": (
         r"(?i)vllm|serve|server|api_server|engine",
-        r"(?:^|\) |\| |Z )(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+\.py:\d+\]",
+        r"(?:^|\) |\| |Z )(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+\.py:\d+\]"
+        r"|^\[rank\d+\]:",  # torch's per-rank stderr prefix (tracebacks, CANN error blocks)
     ),
     "mindie": (
         r"(?i)^mindie|mindie-?service|mindieservice",
-        r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[.,]\d+(?:[+-]\d\d:?\d\d)?\] \[\d+\]|\[MIE\d\d[EW]|^\[(?:error|info|warn|debug)\] \[\d+\] \[",
+        # verbose/init/Python heads, ATB heads with a stamp, non-verbose heads, MindIE codes, ATB heads without a
+        # stamp, and the daemon's own stdout lines (a tee'd mixed stream)
+        r"^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:[+-]\d\d:?\d\d)?\] (?:\[\d+\]"
+        r"|\[(?:critical|fatal|error|warn|warning|info|debug)\] \[\d+\] \[|: \[(?:CRITICAL|ERROR|WARN|WARNING|INFO|DEBUG)\])"
+        r"|\[MIE[0-9A-Z]{2}[EW][0-9A-Z]{6}\]|^\[(?:critical|fatal|error|warn|warning|info|debug)\] \[\d+\] \["
+        r"|^Daemon (?:start success|is killing)",
+    ),
+    "mindie-config": (
+        r"(?i)config[\w.-]*\.json$",
+        r'"(?:BackendConfig|ModelDeployConfig|ScheduleConfig|npuDeviceIds|multiNodesInferEnabled|maxSeqLen'
+        r'|maxInputTokenLen|npuMemSize|cacheBlockSize|maxPrefillTokens|modelInstanceNumber)"\s*:',
     ),
     "plog": (
         r"^(?:plog|device)-\d+_\d+\.log$",
-        r"^\[(?:ERROR|WARNING|INFO|DEBUG|EVENT|TRACE)\] [A-Z][A-Z0-9_]*\(\d+,[^)]*\):\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d",
+        r"^\[(?:ERROR|WARNING|WARN|INFO|DEBUG|EVENT|TRACE)\] [A-Z][A-Z0-9_]*\(\d+,[^)]*\):\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d",
     ),
     "npu-smi": (
-        r"(?i)npu[-_]?smi",
-        r"npu-smi \d|^\| NPU\s+Name\s+\|\s+Health|^\| Chip\s+(?:Phy-ID\s+)?\| Bus-Id|^\+=+\+",
+        r"(?i)npu[-_]?smi|npu[-_]?info",
+        # table header, column heads, device and chip rows, the process table, `-t board|health` key/values
+        r"npu-smi \d|^\|\s*NPU\s+Name\s*\|\s*Health|^\|\s*Chip\b[^|]*\|\s*Bus-Id|^\+=+\+"
+        r"|^\|\s*\d+\s+\S+\s*\|\s*(?:OK|0K|Warning|Alarm|Critical|UNKNOWN)\s*\|"
+        r"|^\|\s*\d+(?:\s+\d+)?\s*\|\s*[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\w\s*\|"
+        r"|^\|\s*NPU\s+Chip\s*\|\s*Process id|No running processes found in NPU"
+        r"|^\s*(?:NPU ID|Software Version|Firmware Version|Compatibility|Chip Count|Faulty Chip Count|Health Status)\s+:",
     ),
     "version-info": (
         r"^(?:version\.info|ascend_toolkit_install\.info|version\.cfg|.*_install\.info)$",
-        r"^(?:Version|version|package_name|runtime_running_version|innerversion)\s*=",
+        # version.info / *_install.info / version.cfg keys, ATB/MindIE version.info lines, `latest -> ../8.2.RC2/...`
+        r"^\s*(?:Version|version|package_name|package_version|[Ii]nnerversion|compatible_version\w*"
+        r"|\w+_(?:running|installed)_version|ascendhal_version)\s*="
+        r"|^\s*(?:Ascend-cann-atb|Ascend-mindie|ATB-Models Version|mindie-(?:rt|torch|service|llm|sd))\s*:"
+        r"|^l[rwx-]{9}.*\s->\s+(?:\.\./)?(?:cann-)?\d+\.\d+\.(?:RC|T)?\d"
+        r"|^\s*vLLM (?:Ascend )?Version\s*:",
+    ),
+    "preflight": (  # facts written by `diagnose preflight --facts FILE` (diagnose/parsers/preflight.py)
+        r"(?i)\.facts$",
+        r"^# diagnose preflight facts",
     ),
     "profiler": (
         r"(?i)^(?:kernel_details|op_statistic|op_summary|step_trace_time|cluster_step_trace_time|communication|"
         r"cluster_communication|trace_view|profiler_info|profiler_metadata|api_statistic)[\w.-]*\.(?:csv|json)$",
         None,
+    ),
+    # MindIE expert-hotspot dumps: prefill/prefill_<rank>.csv, decode/decode_<rank>.csv; rows of integers only
+    "expert-hotspot": (
+        r"(?i)^(?:prefill|decode)_\d+\.csv$",
+        r"^\d+(?:,\d+){3,}$",
+    ),
+    # validation runs (parsers/bench_results.py, parsers/accuracy.py): result JSON keys, console summaries
+    "vllm-bench": (
+        r"(?i)bench|^serving_|^latency_|^throughput_|qps",
+        r'"(?:completed|request_throughput|output_throughput|p99_tpot_ms|mean_ttft_ms|avg_latency|requests_per_second'
+        r'|elapsed_time)"\s*:|^=+ Serving Benchmark Result =+$|^(?:Successful requests|Failed requests'
+        r"|Benchmark duration \(s\)|Request throughput \(req/s\)|Output token throughput \(tok/s\)"
+        r"|(?:Mean|Median|P[\d.]+) (?:TTFT|TPOT|ITL|E2EL) \(ms\)):\s|^Throughput: [\d.]+ requests/s|^Avg latency: ",
+    ),
+    "aisbench": (
+        r"(?i)^summary_\d|^performances?$|aisbench|ais_bench",
+        r"^\|?\s*dataset\s*(?:\||,|\s{2,})\s*version\s*(?:\||,|\s{2,})\s*metric\b"
+        r"|Performance Parameters\s*[,│|]\s*Stage|Common Metric\s*[│|]\s*Stage"
+        r'|"(?:Benchmark Duration|Output Token Throughput|Failed Requests|Total Requests)"\s*:\s*\{'
+        r"|^\s*(?:max_out_len|generation_kwargs)\s*=",
+    ),
+    "lm-eval": (
+        r"(?i)^results[_.]|lm[_-]?eval",
+        r'"(?:lm_eval_version|higher_is_better|n-samples|group_subtasks)"\s*:|^\|\s*Tasks\s*\|\s*Version\s*\|',
     ),
 }
 

@@ -1,8 +1,11 @@
 """Find the files behind the command-line paths: folders, plain files, .gz, tar and zip archives, stdin.
 
 Nothing is extracted to disk and nothing outside the given paths is followed: archive members are read
-as streams, symbolic links inside folders are not followed, special files (FIFOs, sockets, devices) are
-skipped without being opened.
+as streams, links inside folders and archives are not followed, special files (FIFOs, sockets, devices) are
+skipped without being opened. Every byte read goes through a meter that enforces the budget (per-file
+size, total size, decompression ratio), so a bomb is stopped and reported instead of filling memory.
+
+A ``SourceFile`` is consumed before the walk moves on (tar members can only be read in stream order).
 """
 
 from __future__ import annotations
@@ -11,32 +14,117 @@ import gzip
 import io
 import os
 import stat
+import struct
 import sys
 import tarfile
 import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import BinaryIO, Callable, Iterator
 
-from diagnose.ingest.budget import Budget, BudgetExceeded
+from diagnose.ingest.budget import Budget, BudgetExceeded, SkipFile
 from diagnose.ingest.nodes import node_from_path
 from diagnose.model import Skipped
 
-ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip", ".tar.bz2", ".tar.xz")
-_CHUNK = 1 << 20
+ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip", ".tar.bz2", ".tar.xz", ".tbz2", ".txz")
+_BOMB_FLOOR = 64 * 1024 * 1024  # below this much output, no ratio counts as a bomb
+# What broken archives and compressed streams raise (the stdlib readers differ, and fuzzing found them all).
+ARCHIVE_ERRORS = (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError,
+                  RuntimeError, ValueError, KeyError, IndexError, TypeError, struct.error)
 
 
 @dataclass
 class SourceFile:
-    """One readable file. ``read()`` returns its bytes (decompressed), within the budget."""
+    """One readable file. ``open()`` gives a metered stream of its (decompressed) bytes."""
 
     path: str  # display path: a real path, or ``archive.tgz!member/path``
     rel: str  # path relative to the input root given on the command line
     node: str | None
     size: int | None
     mtime: float | None
-    read: Callable[[], bytes]
+    open: Callable[[], BinaryIO]
+    note: str | None = None  # set while reading, e.g. a truncated gzip whose head was read
+
+    def read(self) -> bytes:
+        with self.open() as stream:
+            return stream.read()
+
+
+class _Ratio:
+    """Decompressed bytes against compressed bytes for one archive or .gz file."""
+
+    def __init__(self, compressed: int | None):
+        self.compressed = compressed
+        self.out = 0
+
+
+class Metered(io.RawIOBase):
+    """A read-only stream that charges the budget and stops bombs and truncation cleanly."""
+
+    def __init__(self, raw: BinaryIO, budget: Budget, ratio: _Ratio | None, owner: SourceFile | None = None,
+                 limit: int | None = None):
+        self._raw, self._budget, self._ratio, self._owner = raw, budget, ratio, owner
+        self._count = 0
+        self._limit = limit  # a file still being written is read up to its size when the walk saw it
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        want = len(buffer)
+        if self._limit is not None:
+            want = min(want, self._limit - self._count)
+            if want <= 0:
+                return 0
+        try:
+            data = self._raw.read(want)
+        except ARCHIVE_ERRORS as exc:
+            # A truncated or corrupt compressed stream: keep what was read, and say so.
+            if self._owner is not None:
+                self._owner.note = f"truncated or corrupt compressed data after {self._count} bytes ({exc})"
+            return 0
+        n = len(data)
+        self._count += n
+        self._budget.used_bytes += n
+        if self._count > self._budget.max_file_bytes:
+            raise BudgetExceeded(f"larger than the per-file limit of {self._budget.max_file_bytes} bytes")
+        if self._budget.used_bytes > self._budget.max_total_bytes:
+            raise BudgetExceeded(f"total read limit of {self._budget.max_total_bytes} bytes reached")
+        if self._ratio is not None and self._ratio.compressed:
+            self._ratio.out += n
+            if self._ratio.out > _BOMB_FLOOR and self._ratio.out > self._ratio.compressed * self._budget.max_ratio:
+                raise BudgetExceeded(
+                    f"decompression bomb: expands more than {self._budget.max_ratio}x "
+                    f"({self._ratio.compressed} bytes compressed)"
+                )
+        buffer[:n] = data
+        return n
+
+    def close(self) -> None:
+        try:
+            self._raw.close()
+        finally:
+            super().close()
+
+
+def _stream(opener: Callable[[], BinaryIO], budget: Budget, ratio: _Ratio | None,
+            limit: int | None = None) -> Callable[[SourceFile], BinaryIO]:
+    def open_for(owner: SourceFile) -> BinaryIO:
+        try:
+            raw = opener()
+        except ARCHIVE_ERRORS as exc:
+            raise SkipFile(f"cannot open: {exc}") from None
+        return io.BufferedReader(Metered(raw, budget, ratio, owner, limit), buffer_size=1 << 20)
+
+    return open_for
+
+
+def _source(path, rel, node, size, mtime, opener, budget, ratio=None, limit=None) -> SourceFile:
+    src = SourceFile(path, rel, node, size, mtime, open=lambda: None)  # type: ignore[arg-type]
+    bound = _stream(opener, budget, ratio, limit)
+    src.open = lambda: bound(src)
+    return src
 
 
 def iter_sources(paths: list[str], budget: Budget | None = None) -> Iterator[SourceFile | Skipped]:
@@ -61,12 +149,12 @@ def iter_sources(paths: list[str], budget: Budget | None = None) -> Iterator[Sou
 
 
 def _walk_dir(root: Path, budget: Budget) -> Iterator[SourceFile | Skipped]:
-    # Breadth of os.scandir with sorted names: deterministic order, no symlink following.
+    # Depth-first with sorted names: a deterministic order; links are reported, never followed.
     stack: list[tuple[Path, int]] = [(root, 0)]
     while stack:
         folder, depth = stack.pop()
         if depth > budget.max_depth:
-            yield Skipped(str(folder), f"directory nesting deeper than {budget.max_depth}")
+            yield Skipped(str(folder), f"directory nesting deeper than {budget.max_depth} (not read)")
             continue
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
@@ -77,7 +165,7 @@ def _walk_dir(root: Path, budget: Budget) -> Iterator[SourceFile | Skipped]:
         for entry in entries:
             budget.used_members += 1
             if budget.used_members > budget.max_members:
-                yield Skipped(str(folder), f"more than {budget.max_members} entries; the rest was not read")
+                yield Skipped(str(folder), f"more than {budget.max_members} files and folders; the rest was not read")
                 return
             path = Path(entry.path)
             rel = path.relative_to(root).as_posix()
@@ -97,10 +185,16 @@ def _walk_dir(root: Path, budget: Budget) -> Iterator[SourceFile | Skipped]:
 
 def _from_file(path: Path, rel: str, display: str, budget: Budget) -> Iterator[SourceFile | Skipped]:
     try:
-        st = path.lstat() if path.is_symlink() else path.stat()
+        st = path.lstat()
     except OSError as exc:
         yield Skipped(display, f"cannot access: {exc.strerror or exc}")
         return
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            st = path.stat()  # a link given on the command line is followed once
+        except OSError as exc:
+            yield Skipped(display, f"broken symbolic link: {exc.strerror or exc}")
+            return
     if not stat.S_ISREG(st.st_mode):
         yield Skipped(display, f"not a regular file ({_file_type(st.st_mode)})")
         return
@@ -110,11 +204,13 @@ def _from_file(path: Path, rel: str, display: str, budget: Budget) -> Iterator[S
     name = path.name.lower()
     node = node_from_path(rel) or node_from_path(display)
     if name.endswith(ARCHIVE_SUFFIXES):
-        yield from _from_archive_path(path, display, node, budget)
+        yield from _from_archive_path(path, display, node, budget, st.st_size)
     elif name.endswith(".gz"):
-        yield SourceFile(display, rel[:-3], node, None, st.st_mtime, lambda: _gunzip_file(path, budget))
+        yield _source(display, rel[:-3], node, None, st.st_mtime, lambda: gzip.open(path, "rb"), budget,
+                      _Ratio(st.st_size))
     else:
-        yield SourceFile(display, rel, node, st.st_size, st.st_mtime, lambda: _read_file(path, budget))
+        yield _source(display, rel, node, st.st_size, st.st_mtime, lambda: open(path, "rb"), budget,
+                      limit=st.st_size)
 
 
 def _file_type(mode: int) -> str:
@@ -124,117 +220,92 @@ def _file_type(mode: int) -> str:
         return "socket"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "device file"
-    if stat.S_ISLNK(mode):
-        return "symbolic link"
     return "special file"
 
 
-def _read_file(path: Path, budget: Budget) -> bytes:
-    with open(path, "rb") as fh:
-        return _read_stream(fh, budget)
-
-
-def _read_stream(fh: io.BufferedIOBase, budget: Budget, compressed_size: int | None = None) -> bytes:
-    parts = []
-    total = 0
-    while True:
-        chunk = fh.read(_CHUNK)
-        if not chunk:
-            break
-        total += len(chunk)
-        if total > budget.max_file_bytes:
-            raise BudgetExceeded(f"larger than the per-file limit of {budget.max_file_bytes} bytes")
-        if budget.used_bytes + total > budget.max_total_bytes:
-            raise BudgetExceeded(f"total read limit of {budget.max_total_bytes} bytes reached")
-        if compressed_size and total > 64 * 1024 * 1024 and total > compressed_size * budget.max_ratio:
-            raise BudgetExceeded(
-                f"decompression bomb: expands more than {budget.max_ratio}x ({compressed_size} bytes compressed)"
-            )
-        parts.append(chunk)
-    budget.charge(total)
-    return b"".join(parts)
-
-
-def _gunzip_file(path: Path, budget: Budget) -> bytes:
-    try:
-        with gzip.open(path, "rb") as fh:
-            return _read_stream(fh, budget, compressed_size=path.stat().st_size)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise BudgetExceeded(f"corrupt or truncated gzip: {exc}") from None
-
-
-def _from_archive_path(path: Path, display: str, node: str | None, budget: Budget) -> Iterator[SourceFile | Skipped]:
+def _from_archive_path(path: Path, display: str, node: str | None, budget: Budget, size: int):
+    ratio = _Ratio(size)
     if path.name.lower().endswith(".zip"):
-        yield from _iter_zip(path, display, node, budget)
-    else:
         try:
-            with open(path, "rb") as fh:
-                yield from _iter_tar(fh, display, node, budget)
-        except OSError as exc:
-            yield Skipped(display, f"cannot read archive: {exc.strerror or exc}")
-
-
-def _member_node(member: str, outer: str | None) -> str | None:
-    return node_from_path(member) or outer
-
-
-def _iter_tar(fh, display: str, node: str | None, budget: Budget, nested: int = 0) -> Iterator[SourceFile | Skipped]:
-    try:
-        with tarfile.open(fileobj=fh, mode="r|*") as tar:
-            for member in tar:
-                budget.used_members += 1
-                if budget.used_members > budget.max_members:
-                    yield Skipped(display, f"more than {budget.max_members} members; the rest was not read")
-                    return
-                mpath = f"{display}!{member.name}"
-                if member.isdir():
-                    continue
-                if member.issym() or member.islnk():
-                    yield Skipped(mpath, "link inside archive (not followed)")
-                    continue
-                if not member.isfile():
-                    yield Skipped(mpath, "special file inside archive")
-                    continue
-                try:
-                    stream = tar.extractfile(member)
-                    data = _read_stream(stream, budget, compressed_size=None) if stream else b""
-                except BudgetExceeded as exc:
-                    yield Skipped(mpath, str(exc))
-                    continue
-                yield from _from_member_bytes(mpath, member.name, data, member.mtime, node, budget, nested)
-    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
-        yield Skipped(display, f"corrupt or truncated archive: {exc}")
-
-
-def _iter_zip(path: Path, display: str, node: str | None, budget: Budget) -> Iterator[SourceFile | Skipped]:
-    try:
-        zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        yield Skipped(display, f"corrupt zip archive: {exc}")
+            zf = zipfile.ZipFile(path)
+        except ARCHIVE_ERRORS as exc:
+            yield Skipped(display, f"corrupt zip archive: {exc}")
+            return
+        with zf:
+            yield from _iter_zip(zf, display, node, budget, ratio, nested=0)
         return
-    with zf:
-        for info in zf.infolist():
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        yield Skipped(display, f"cannot read archive: {exc.strerror or exc}")
+        return
+    with fh:
+        yield from _iter_tar(fh, display, node, budget, ratio, nested=0)
+
+
+def _safe_member_name(name: str) -> str:
+    """Members are never written anywhere; still, show `../` and absolute names as relative, harmless text."""
+    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    return "/".join(parts) or "unnamed"
+
+
+def _iter_tar(fh, display: str, node, budget: Budget, ratio: _Ratio, nested: int) -> Iterator[SourceFile | Skipped]:
+    try:
+        tar = tarfile.open(fileobj=fh, mode="r|*")
+    except ARCHIVE_ERRORS as exc:
+        yield Skipped(display, f"corrupt or unreadable tar archive: {exc}")
+        return
+    try:
+        while True:
+            try:
+                member = tar.next()
+            except ARCHIVE_ERRORS as exc:
+                yield Skipped(display, f"corrupt or truncated archive, members after this point not read: {exc}")
+                return
+            except BudgetExceeded as exc:
+                yield Skipped(display, str(exc))
+                return
+            if member is None:
+                return
             budget.used_members += 1
             if budget.used_members > budget.max_members:
                 yield Skipped(display, f"more than {budget.max_members} members; the rest was not read")
                 return
-            if info.is_dir():
+            name = _safe_member_name(member.name)
+            mpath = f"{display}!{name}"
+            if member.isdir():
                 continue
-            mpath = f"{display}!{info.filename}"
-            if stat.S_ISLNK(info.external_attr >> 16):
+            if member.issym() or member.islnk():
                 yield Skipped(mpath, "link inside archive (not followed)")
                 continue
-            try:
-                with zf.open(info) as stream:
-                    data = _read_stream(stream, budget, compressed_size=max(info.compress_size, 1))
-            except BudgetExceeded as exc:
-                yield Skipped(mpath, str(exc))
+            if not member.isfile():
+                yield Skipped(mpath, "special file inside archive (not read)")
                 continue
-            except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError, RuntimeError) as exc:
-                yield Skipped(mpath, f"corrupt zip member: {exc}")
-                continue
-            mtime = _zip_mtime(info)
-            yield from _from_member_bytes(mpath, info.filename, data, mtime, node, budget)
+            yield from _member(mpath, name, lambda m=member: tar.extractfile(m), member.size, member.mtime,
+                               node, budget, ratio, nested)
+    finally:
+        try:
+            tar.close()
+        except ARCHIVE_ERRORS:
+            pass
+
+
+def _iter_zip(zf: zipfile.ZipFile, display: str, node, budget: Budget, ratio: _Ratio, nested: int):
+    for info in zf.infolist():
+        budget.used_members += 1
+        if budget.used_members > budget.max_members:
+            yield Skipped(display, f"more than {budget.max_members} members; the rest was not read")
+            return
+        if info.is_dir():
+            continue
+        name = _safe_member_name(info.filename)
+        mpath = f"{display}!{name}"
+        if stat.S_ISLNK(info.external_attr >> 16):
+            yield Skipped(mpath, "link inside archive (not followed)")
+            continue
+        member_ratio = _Ratio(max(info.compress_size, 1))
+        yield from _member(mpath, name, lambda i=info: zf.open(i), info.file_size, _zip_mtime(info), node, budget,
+                           member_ratio, nested)
 
 
 def _zip_mtime(info: zipfile.ZipInfo) -> float | None:
@@ -246,83 +317,84 @@ def _zip_mtime(info: zipfile.ZipInfo) -> float | None:
         return None
 
 
-def _from_member_bytes(
-    mpath: str, name: str, data: bytes, mtime: float | None, node: str | None, budget: Budget, nested: int = 0
-) -> Iterator[SourceFile | Skipped]:
+def _member(mpath, name, opener, size, mtime, node, budget, ratio, nested) -> Iterator[SourceFile | Skipped]:
     """An archive member: a plain file, a .gz, or (one level deep) a nested archive."""
     lower = name.lower()
-    mnode = _member_node(name, node)
-    if lower.endswith(ARCHIVE_SUFFIXES) or _looks_like_archive(data) or (nested < 0 and _is_tar(data)):
+    mnode = node_from_path(name) or node
+    if lower.endswith(ARCHIVE_SUFFIXES):
         if nested >= 1:
             yield Skipped(mpath, "archive nested more than one level (not followed)")
             return
-        if lower.endswith(".zip") or data[:4] == b"PK\x03\x04":
-            yield from _iter_zip_bytes(data, mpath, mnode, budget, nested + 1)
-        else:
-            yield from _iter_tar(io.BytesIO(data), mpath, mnode, budget, nested + 1)
-        return
-    if lower.endswith(".gz") or data[:2] == b"\x1f\x8b":
+        # A nested archive is held in memory (bounded by the budget) so it can be read as a stream again.
         try:
-            with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
-                data = _read_stream(fh, budget, compressed_size=len(data))
+            data = _read_all(opener, budget, ratio)
         except BudgetExceeded as exc:
             yield Skipped(mpath, str(exc))
             return
-        except (OSError, EOFError, zlib.error) as exc:
-            yield Skipped(mpath, f"corrupt or truncated gzip: {exc}")
+        except ARCHIVE_ERRORS as exc:
+            yield Skipped(mpath, f"cannot read nested archive: {exc}")
             return
-        name = name[:-3] if lower.endswith(".gz") else name
-    yield SourceFile(mpath, name.lstrip("/"), mnode, len(data), mtime, lambda d=data: d)
-
-
-def _is_tar(data: bytes) -> bool:
-    # A compressed tar on stdin: peek inside the gzip for the ustar magic.
-    if data[:2] == b"\x1f\x8b":
-        try:
-            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[:65536], 1024)
-        except zlib.error:
-            return False
-        return head[257:262] == b"ustar"
-    return data[257:262] == b"ustar"
-
-
-def _looks_like_archive(data: bytes) -> bool:
-    return data[:4] == b"PK\x03\x04" or data[257:262] == b"ustar"
-
-
-def _iter_zip_bytes(
-    data: bytes, display: str, node: str | None, budget: Budget, nested: int
-) -> Iterator[SourceFile | Skipped]:
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
-        yield Skipped(display, f"corrupt zip archive: {exc}")
-        return
-    with zf:
-        for info in zf.infolist():
-            if info.is_dir():
-                continue
-            mpath = f"{display}!{info.filename}"
+        inner_ratio = _Ratio(len(data))
+        if lower.endswith(".zip"):
             try:
-                with zf.open(info) as stream:
-                    member = _read_stream(stream, budget, compressed_size=max(info.compress_size, 1))
-            except BudgetExceeded as exc:
-                yield Skipped(mpath, str(exc))
-                continue
-            except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError, RuntimeError) as exc:
-                yield Skipped(mpath, f"corrupt zip member: {exc}")
-                continue
-            yield from _from_member_bytes(mpath, info.filename, member, _zip_mtime(info), node, budget, nested)
+                zf = zipfile.ZipFile(io.BytesIO(data))
+            except ARCHIVE_ERRORS as exc:
+                yield Skipped(mpath, f"corrupt zip archive: {exc}")
+                return
+            with zf:
+                yield from _iter_zip(zf, mpath, mnode, budget, inner_ratio, nested + 1)
+        else:
+            yield from _iter_tar(io.BytesIO(data), mpath, mnode, budget, inner_ratio, nested + 1)
+        return
+    if lower.endswith(".gz"):
+        yield _source(mpath, name[:-3], mnode, None, mtime, lambda: gzip.GzipFile(fileobj=_opened(opener)), budget,
+                      _Ratio(size or 1))
+        return
+    yield _source(mpath, name, mnode, size, mtime, lambda: _opened(opener), budget, ratio)
+
+
+def _opened(opener) -> BinaryIO:
+    stream = opener()
+    return stream if stream is not None else io.BytesIO(b"")
+
+
+def _read_all(opener, budget: Budget, ratio: _Ratio) -> bytes:
+    with io.BufferedReader(Metered(_opened(opener), budget, ratio)) as fh:
+        return fh.read()
 
 
 def _from_stdin(budget: Budget) -> Iterator[SourceFile | Skipped]:
+    # Standard input may be a log, a .gz, a tar (compressed or not) or a zip: look at its first bytes.
     try:
-        data = _read_stream(sys.stdin.buffer, budget)
+        data = _read_all(lambda: sys.stdin.buffer, budget, None)
     except BudgetExceeded as exc:
         yield Skipped("<stdin>", str(exc))
         return
-    except OSError as exc:
+    except ARCHIVE_ERRORS as exc:
         yield Skipped("<stdin>", f"cannot read standard input: {exc}")
         return
-    # stdin itself may be an archive: its members then count as the first level.
-    yield from _from_member_bytes("<stdin>", "stdin", data, None, None, budget, nested=-1)
+    ratio = _Ratio(len(data))
+    if data[:4] == b"PK\x03\x04":
+        try:
+            zf = zipfile.ZipFile(io.BytesIO(data))
+        except ARCHIVE_ERRORS as exc:
+            yield Skipped("<stdin>", f"corrupt zip archive: {exc}")
+            return
+        with zf:
+            yield from _iter_zip(zf, "<stdin>", None, budget, ratio, nested=0)
+    elif _is_tar(data):
+        yield from _iter_tar(io.BytesIO(data), "<stdin>", None, budget, ratio, nested=0)
+    elif data[:2] == b"\x1f\x8b":
+        yield _source("<stdin>", "stdin", None, None, None, lambda: gzip.GzipFile(fileobj=io.BytesIO(data)), budget,
+                      ratio)
+    else:
+        yield _source("<stdin>", "stdin", None, len(data), None, lambda: io.BytesIO(data), budget)
+
+
+def _is_tar(data: bytes) -> bool:
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[:65536], 1024)
+        except zlib.error:
+            return False
+    return data[257:262] == b"ustar"

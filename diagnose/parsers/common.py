@@ -20,7 +20,7 @@ CODE = (
 )
 
 # A full date with its year anywhere in a line: ISO, CANN (`2025-04-08-18:07:20`), MindIE (`2025-10-29 09:52:10`).
-FULL_DATE = r"(\d{4})-(\d\d)-(\d\d)[ T-](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?"
+FULL_DATE = r"(\d{4})-(\d\d)-(\d\d)[ T-](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6})(?:\.(\d{3})\b)?)?"  # CANN: .mmm.uuu
 
 # Year used for stamps that carry none, until timeline.py dates them. 2000 is a leap year: 02-29 survives.
 PLACEHOLDER_YEAR = 2000
@@ -34,12 +34,23 @@ class FileContext:
     mtime: datetime | None
 
 
-def lines_frame(lines: list[str]) -> pl.DataFrame:
-    """The input every parser takes: ``line`` (1-based) and ``text`` without colour codes or CR."""
-    frame = pl.DataFrame({"text": pl.Series(lines, dtype=pl.String)})
-    return frame.with_row_index("line", offset=1).with_columns(
+def raw_lines_frame(lines: list[str] | pl.Series, first_line: int = 1) -> pl.DataFrame:
+    """Lines as read, numbered from ``first_line``."""
+    series = lines if isinstance(lines, pl.Series) else pl.Series(lines, dtype=pl.String)
+    frame = pl.DataFrame({"text": series.rename("text").cast(pl.String)})
+    return frame.with_row_index("line", offset=first_line)
+
+
+def clean_lines(frame: pl.DataFrame) -> pl.DataFrame:
+    """Remove colour codes and CR (vLLM colours its level and prefix on a terminal)."""
+    return frame.with_columns(
         pl.col("text").str.replace_all(ANSI, "").str.replace_all("\r", " ").str.strip_chars_end()
     )
+
+
+def lines_frame(lines: list[str] | pl.Series, first_line: int = 1) -> pl.DataFrame:
+    """The input every parser takes: ``line`` (1-based) and ``text`` without colour codes or CR."""
+    return clean_lines(raw_lines_frame(lines, first_line))
 
 
 def datetime_from_parts(year, month, day, hour, minute, second, frac) -> pl.Expr:
@@ -81,7 +92,8 @@ def full_date_expr(col: str = "text") -> pl.Expr:
     """The first full (year-carrying) date in ``col``, or null."""
     groups = pl.col(col).str.extract_groups(FULL_DATE)
     f = groups.struct.field
-    return datetime_from_parts(f("1"), f("2"), f("3"), f("4"), f("5"), f("6"), f("7"))
+    frac = pl.when(f("8").is_not_null() & (f("7").str.len_chars() == 3)).then(f("7") + f("8")).otherwise(f("7"))
+    return datetime_from_parts(f("1"), f("2"), f("3"), f("4"), f("5"), f("6"), frac)
 
 
 def code_expr(col: str = "message") -> pl.Expr:

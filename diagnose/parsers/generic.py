@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from diagnose.model import conform_records, empty_signals
+from diagnose.parsers.cann import block_signals
 from diagnose.parsers.common import FileContext, code_expr, full_date_expr, group_events
 
 KIND = "unknown"
@@ -32,4 +33,5 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
         rank=pl.lit(None, pl.Int32),
     )
     frame = group_events(frame, [])
-    return conform_records(frame), empty_signals()
+    records = conform_records(frame)
+    return records, block_signals(records)

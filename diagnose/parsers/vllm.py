@@ -12,6 +12,8 @@ from __future__ import annotations
 import polars as pl
 
 from diagnose.model import conform_records, conform_signals
+from diagnose.parsers.cann import block_signals
+from diagnose.parsers.oom import oom_signals
 from diagnose.parsers.common import (
     PLACEHOLDER_YEAR,
     FileContext,
@@ -33,6 +35,9 @@ HEAD = (
     r"\[?(?P<loc>[^\]\s]+:\d+)\]\s?(?P<msg>.*)$"
 )
 
+# uvicorn access and lifecycle lines: `(APIServer pid=7) INFO:     10.0.0.1:5 - "POST /v1/..." 200 OK` (no time).
+UVICORN = r"^(?:[\w.-]+\s+\|\s+)?(?P<procs>(?:\([^()]*\)\s*)*)(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG):\s{2,}(?P<msg>.*)$"
+
 # Lines with a process prefix (or torch rank prefix) but no logger head: raw stderr of that process.
 RAW_PREFIX = (
     r"^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?Z?\s+(?:\|\s+)?)?(?:[\w.-]+\s+\|\s+)?"
@@ -49,15 +54,27 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
     head = pl.col("text").str.extract_groups(HEAD)
     frame = lines.with_columns(h=head)
     f = pl.col("h").struct.field
-    parsed = f("level").is_not_null()
-    raw = pl.col("text").str.extract_groups(RAW_PREFIX).struct.field
-    procs = pl.when(parsed).then(f("procs")).otherwise(raw("procs"))
+    logger_line = f("level").is_not_null()
+    frame = frame.with_columns(
+        u=pl.when(~logger_line).then(pl.col("text").str.extract_groups(UVICORN)),
+        r=pl.when(~logger_line).then(pl.col("text").str.extract_groups(RAW_PREFIX)),
+    )
+    u, raw = pl.col("u").struct.field, pl.col("r").struct.field
+    uvicorn = ~logger_line & u("level").is_not_null()
+    parsed = logger_line | uvicorn
+    procs = pl.when(logger_line).then(f("procs")).when(uvicorn).then(u("procs")).otherwise(raw("procs"))
     frame = frame.with_columns(
         parsed=parsed,
+        _uvicorn=uvicorn,
         _procs=procs,
-        _rankpfx=pl.when(parsed).then(f("rankpfx")).otherwise(raw("rankpfx")),
-        message=pl.when(parsed).then(f("msg")).otherwise(raw("msg")).str.replace(REPEATED, ""),
-        level=f("level"),
+        _rankpfx=pl.when(logger_line).then(f("rankpfx")).otherwise(raw("rankpfx")),
+        message=pl.when(logger_line)
+        .then(f("msg"))
+        .when(uvicorn)
+        .then(u("msg"))
+        .otherwise(raw("msg"))
+        .str.replace(REPEATED, ""),
+        level=pl.coalesce(f("level"), u("level")),
         component=f("loc"),
         ts=datetime_from_parts(
             pl.coalesce(f("iso").str.slice(0, 4), pl.lit(str(PLACEHOLDER_YEAR))),
@@ -99,16 +116,24 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
         ts=pl.when(pl.col("ts").is_null() & cann).then(full).otherwise(pl.col("ts")),
         year_known=pl.when(pl.col("ts").is_null() & cann).then(full.is_not_null()).otherwise(pl.col("year_known")),
     )
-    frame = frame.with_columns(
+    frame = frame.drop("h", "u", "r").with_columns(
         code=code_expr("message"),
         device=pl.col("message").str.extract(r"\(PID:\d+, Device:(\d+)", 1).cast(pl.Int32, strict=False),
     )
     frame = group_events(frame, ["level", "ts", "component"])
+    # uvicorn lines carry no time: they happened at (or just after) the line above them.
+    frame = frame.with_columns(
+        ts=pl.when(pl.col("_uvicorn")).then(pl.col("ts").forward_fill()).otherwise(pl.col("ts")),
+        year_known=pl.when(pl.col("_uvicorn"))
+        .then(pl.col("year_known").forward_fill())
+        .otherwise(pl.col("year_known"))
+        .fill_null(False),
+    )
     frame = frame.with_columns(
         file=pl.lit(ctx.path), source=pl.lit(KIND), node=pl.coalesce(pl.col("node"), pl.lit(ctx.node, pl.String))
     )
     records = conform_records(frame)
-    signals = extract_signals(records)
+    signals = pl.concat([extract_signals(records), block_signals(records)], how="vertical_relaxed")
     return records, signals
 
 
@@ -139,6 +164,15 @@ _SIGNAL_PATTERNS: list[tuple[str, str, float]] = [
     ("tensor_parallel_size", r"""['"]?tensor_parallel_size['"]?\s*[:=]\s*([0-9]+)""", 1.0),
     ("num_speculative_tokens", r"""num_spec(?:ulative)?_tokens['"]?\s*[:=]\s*([0-9]+)""", 1.0),
     ("num_speculative_tokens", r"--num-speculative-tokens[ =]([0-9]+)", 1.0),
+    # EPLB: vllm-ascend `[Expert Hotness] Current: mean=, max=, Updated: ...` and `[eplb/worker] Expert hotness
+    # imbalance, current: mean= max=, updated: ...`; upstream vLLM `EPLB step: N for model M: ... balancedness=`.
+    ("eplb_imbalance_current_mean", r"(?:Expert Hotness\] Current|Expert hotness imbalance, current): mean=" + _NUM, 1.0),
+    ("eplb_imbalance_current_max", r"(?:Expert Hotness\] Current|Expert hotness imbalance, current): mean=[0-9.na]+,? max=" + _NUM, 1.0),
+    ("eplb_imbalance_updated_mean", r"(?:Expert Hotness\] Current|Expert hotness imbalance, current).*?[Uu]pdated: mean=" + _NUM, 1.0),
+    ("eplb_imbalance_updated_max", r"(?:Expert Hotness\] Current|Expert hotness imbalance, current).*?[Uu]pdated: mean=[0-9.na]+,? max=" + _NUM, 1.0),
+    ("eplb_balancedness", r"EPLB step: [0-9]+ for model .*?balancedness=" + _NUM, 1.0),
+    ("eplb_avg_tokens", r"EPLB step: [0-9]+ for model .*?avg_tokens=" + _NUM, 1.0),
+    ("eplb_max_tokens", r"EPLB step: [0-9]+ for model .*?max_tokens=" + _NUM, 1.0),
 ]
 
 # V0 prints the acceptance rate as a fraction (0.550); scale it to percent.
@@ -149,13 +183,22 @@ _TEXT_PATTERNS: list[tuple[str, str]] = [
     ("speculative_method", r"""SpeculativeConfig\([^)]*?method=['"]?(\w+)"""),
     ("quantization", r"""['"]?quantization['"]?\s*[:=]\s*['"]?([A-Za-z][\w-]*)"""),
     ("vllm_version", r"(?:Initializing a V1 LLM engine \(v|vLLM API server version |Initializing an LLM engine \(v)([\w.+-]+?)\)?(?:\s|$)"),
+    # model served (non-default args, engine config); compare.py checks benchmark model names against it
+    ("served_model", r"""(?:^|[\s{(,])['"]?model['"]?\s*[:=]\s*['"]([^'"]+)['"]"""),
+    ("served_model", r"""served_model_name['"]?\s*[:=]\s*\[?['"]([^'"]+)"""),
+    # versions printed at start-up (collect_env style or plugin logs); see parsers/versions.py
+    ("vllm_ascend_version", r"(?i)vllm[-_ ]ascend(?: plugin)? version\s*[:=]?\s*v?(\d[\w.+-]*)"),
+    ("torch_npu_version", r"torch[-_]npu(?: version|\.__version__|==)\s*[:=]?\s*(\d[\w.+-]*)"),
+    ("cann_version", r"\bCANN(?: toolkit)? [Vv]ersion\s*[:=]?\s*\[?(\d+\.\d+\.(?:RC\d+|T\d+|\d+)(?:\.\w+)?)"),
 ]
 
 # Only lines holding one of these literals can carry a signal: one cheap scan rejects the rest.
 _PREFILTER = (
     r"throughput:|acceptance|Speculative metrics|KV cache size|blocks:|Maximum concurrency|weights took|"
     r"loading took|max_model_len|max_seq_len|tensor_parallel_size|speculative|quantization|"
-    r"num-speculative-tokens|LLM engine \(v|server version"
+    r"num-speculative-tokens|LLM engine \(v|server version|Expert Hotness|Expert hotness|EPLB step"
+    r"|'model'|model='|served_model_name"
+    r"|[Aa]scend(?: plugin)? [Vv]ersion|torch[-_]npu|CANN(?: toolkit)? [Vv]ersion"
 )
 
 
@@ -186,6 +229,7 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
     frame = pl.concat(numeric + [positions], how="vertical_relaxed")
     frame = frame.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan() | pl.col("text").is_not_null())
     frame = frame.unique(subset=["line", "signal", "engine", "value", "text"], keep="first", maintain_order=True)
+    frame = pl.concat([conform_signals(frame), oom_signals(records)], how="vertical_relaxed")
     return conform_signals(frame.sort("line", maintain_order=True))
 
 

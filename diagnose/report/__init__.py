@@ -8,6 +8,10 @@ import importlib
 FORMATS = {
     "text": "diagnose.report.text",
     "json": "diagnose.report.json_format",
+    "sarif": "diagnose.report.sarif",
+    "junit": "diagnose.report.junit",
+    "markdown": "diagnose.report.markdown",
+    "github": "diagnose.report.github",
 }
 
 

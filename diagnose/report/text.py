@@ -55,6 +55,10 @@ def render(report: Report, color: bool = False, width: int = 110, lang: str = "e
             console.print(_panel(i, finding, lab))
     else:
         console.print(Text(lab["none"], style="green"))
+    if getattr(report, "comparisons", None):  # validation runs (diagnose/compare.py)
+        from diagnose.compare import comparison_table
+
+        console.print(comparison_table(report, lang))
     if report.skipped:
         console.print(Text(f"{lab['skipped']} ({len(report.skipped)}):", style="bold"))
         for s in report.skipped[:50]:

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Write a synthetic torch_npu profiler capture of a DeepSeek-V3/R1 W8A8 decode run, one folder per rank.
+
+    python bench/gen_profiler.py OUT [--ranks 2] [--layers 58] [--steps 200] [--slow-rank 1] [--bf16-layers 0]
+
+Per rank: ``<host>_<pid>_<ts>_ascend_pt/`` with ``profiler_info_<rank>.json``, ``profiler_metadata.json``,
+``ASCEND_PROFILER_OUTPUT/{kernel_details.csv, op_statistic.csv, step_trace_time.csv, trace_view.json}`` and
+``analyse.done``. kernel_details has the CANN 8 header (``OP State``, ``Block Num``, dtype/shape and PipeUtilization
+columns, start times quoted with a trailing TAB) and 9 kernels per layer and step: 58 layers x 200 steps = 104,400
+rows (about 50 MB) per rank. What the data holds, so that both tools can be checked for the same conclusions:
+  * one ``NonZero`` on the AI CPU per step (layer 0), MC2 ``MoeDistributeDispatchV2Aicpu``/``CombineV2Aicpu``
+    kernels on the AI CPU (not fallbacks);
+  * ``--slow-rank``: that rank computes 40% longer; the others wait for it in communication;
+  * ``--bf16-layers N``: the GroupedMatmul of the first N MoE layers runs in BF16 (quantization not applied).
+The rank folders are named after the host and pid (the old naming), so the rank comes from profiler_info_<r>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import polars as pl
+
+PMU = [
+    "aicore_time(us)", "aic_total_cycles", "aic_mac_time(us)", "aic_mac_ratio", "aic_scalar_time(us)", "aic_scalar_ratio",
+    "aic_mte1_time(us)", "aic_mte1_ratio", "aic_mte2_time(us)", "aic_mte2_ratio", "aic_fixpipe_time(us)",
+    "aic_fixpipe_ratio", "aic_icache_miss_rate", "aiv_time(us)", "aiv_total_cycles", "aiv_vec_time(us)", "aiv_vec_ratio",
+    "aiv_scalar_time(us)", "aiv_scalar_ratio", "aiv_mte2_time(us)", "aiv_mte2_ratio", "aiv_mte3_time(us)",
+    "aiv_mte3_ratio", "aiv_icache_miss_rate", "cube_utilization(%)",
+]
+HEAD = [
+    "Step Id", "Model ID", "Task ID", "Stream ID", "Name", "Type", "OP State", "Accelerator Core", "Start Time(us)",
+    "Duration(us)", "Wait Time(us)", "Block Num", "Mix Block Num", "HF32 Eligible", "Input Shapes", "Input Data Types",
+    "Input Formats", "Output Shapes", "Output Data Types", "Output Formats", "Context ID", *PMU,
+]
+TOK = 64  # decode tokens per rank and step
+
+
+def layer_kernels(bf16: bool, first: bool) -> list[tuple]:
+    """(name, type, core, duration us, input shapes, input dtypes, output shapes, output dtypes) of one layer."""
+    gmm_in = "BF16;BF16;INT64" if bf16 else "INT8;INT8;INT64"
+    last = (
+        ("aclnnNonzero_NonZeroAiCpu_NonZero", "NonZero", "AI_CPU", 38.0, f"{TOK},256", "BOOL", "512,2", "INT64")
+        if first
+        else ("aclnnAddRmsNorm_AddRmsNorm_AddRmsNorm", "AddRmsNorm", "AI_VECTOR_CORE", 9.0, f"{TOK},7168;{TOK},7168;7168",
+              "DT_BF16;DT_BF16;DT_BF16", f"{TOK},7168;{TOK},1;{TOK},7168", "DT_BF16;FLOAT;DT_BF16")
+    )
+    return [
+        ("aclnnRmsNorm_RmsNormAiCore_RmsNorm", "RmsNorm", "AI_VECTOR_CORE", 8.0, f"{TOK},7168;7168", "DT_BF16;DT_BF16",
+         f"{TOK},7168;{TOK},1", "DT_BF16;FLOAT"),
+        ("aclnnDynamicQuant_DynamicQuant_DynamicQuant", "DynamicQuant", "AI_VECTOR_CORE", 6.0, f"{TOK},7168", "DT_BF16",
+         f"{TOK},7168;{TOK}", "INT8;FLOAT"),
+        ("aclnnQuantMatmulV4_QuantBatchMatmulV3_QuantBatchMatmulV3", "QuantBatchMatmulV3", "AI_CORE", 28.0,
+         f"{TOK},7168;7168,2112;2112", "INT8;INT8;FLOAT", f"{TOK},2112", "DT_BF16"),
+        ("aclnnFusedInferAttentionScoreV3_FusedInferAttentionScore_FusedInferAttentionScore", "FusedInferAttentionScore",
+         "MIX_AIC", 55.0, f"{TOK},1,128,512;8192,128,512", "DT_BF16;DT_BF16", f"{TOK},1,128,512", "DT_BF16"),
+        ("aclnnMoeGatingTopK_MoeGatingTopK_MoeGatingTopK", "MoeGatingTopK", "AI_VECTOR_CORE", 7.0, f"{TOK},256;256",
+         "DT_BF16;FLOAT", f"{TOK},8;{TOK},8", "DT_BF16;INT32"),
+        ("MoeDistributeDispatchV2Aicpu", "MoeDistributeDispatchV2", "AI_CPU", 42.0, "", "", "", ""),
+        ("aclnnGroupedMatmul_GroupedMatmul_GroupedMatmul", "GroupedMatmul", "MIX_AIC", 95.0 if not bf16 else 160.0,
+         f"{TOK * 8},7168;8,7168,4096;8", gmm_in, f"{TOK * 8},4096", "DT_BF16"),
+        ("MoeDistributeCombineV2Aicpu", "MoeDistributeCombineV2", "AI_CPU", 40.0, "", "", "", ""),
+        last,
+    ]
+
+
+def kernel_details(rank: int, layers: int, steps: int, slow: bool, bf16_layers: int, t0: float) -> pl.DataFrame:
+    proto = []
+    for layer in range(layers):
+        bf16 = 3 <= layer < 3 + bf16_layers  # DeepSeek: layers 0-2 are dense, MoE from layer 3
+        for k in layer_kernels(bf16, layer == 0):
+            proto.append((layer, *k))
+    base = pl.DataFrame(
+        proto, orient="row",
+        schema=["layer", "Name", "Type", "Accelerator Core", "dur", "ishape", "idt", "oshape", "odt"],
+    ).with_row_index("k")
+    per_layer = base.height
+    steps_df = pl.DataFrame({"step": list(range(1, steps + 1))})
+    f = steps_df.join(base, how="cross")
+    factor = 1.4 if slow else 1.0
+    jitter = ((pl.col("k") * 7919 + pl.col("step") * 104729 + rank * 31) % 97).cast(pl.Float64) / 970.0
+    is_comm = pl.col("Type").str.starts_with("MoeDistribute")
+    dur = pl.when(is_comm).then(pl.col("dur") * (1.0 if slow else 2.2)).otherwise(pl.col("dur") * factor) * (1 + jitter)
+    f = f.with_columns(dur=dur.round(3))
+    f = f.with_columns(start=t0 + (pl.col("step") - 1) * 60000.0 + pl.col("dur").cum_sum().over("step") * 1.05)
+    pmu = {c: (pl.col("dur") * 0.93).round(3) if c.endswith("time(us)") else pl.lit(0.41) for c in PMU}
+    q = lambda c: pl.when(pl.col(c) == "").then(pl.lit("N/A")).otherwise(pl.format('"{}"', pl.col(c)))  # noqa: E731
+    return f.select(
+        pl.col("step").alias("Step Id"),
+        pl.lit(4294967295).alias("Model ID"),
+        (pl.col("k") + (pl.col("step") - 1) * per_layer).alias("Task ID"),
+        pl.lit(2).alias("Stream ID"),
+        "Name", "Type",
+        pl.lit("static").alias("OP State"),
+        "Accelerator Core",
+        pl.format("{}\t", pl.col("start").round(3)).alias("Start Time(us)"),
+        pl.col("dur").alias("Duration(us)"),
+        pl.lit(0.6).alias("Wait Time(us)"),
+        pl.lit(24).alias("Block Num"),
+        pl.when(pl.col("Accelerator Core") == "MIX_AIC").then(48).otherwise(0).alias("Mix Block Num"),
+        pl.lit("NO").alias("HF32 Eligible"),
+        q("ishape").alias("Input Shapes"),
+        pl.when(pl.col("idt") == "").then(pl.lit("N/A")).otherwise(pl.col("idt")).alias("Input Data Types"),
+        pl.when(pl.col("idt") == "").then(pl.lit("N/A")).otherwise(pl.lit("ND")).alias("Input Formats"),
+        q("oshape").alias("Output Shapes"),
+        pl.when(pl.col("odt") == "").then(pl.lit("N/A")).otherwise(pl.col("odt")).alias("Output Data Types"),
+        pl.when(pl.col("odt") == "").then(pl.lit("N/A")).otherwise(pl.lit("ND")).alias("Output Formats"),
+        pl.lit("N/A").alias("Context ID"),
+        **pmu,
+    )
+
+
+def write_rank(out: Path, rank: int, args) -> None:
+    t0 = 1751872031000000.0 + rank * 3.0
+    folder = out / f"ascend{rank // 8:02d}_{41000 + rank}_20250707101200{rank:03d}_ascend_pt"
+    prof = folder / "ASCEND_PROFILER_OUTPUT"
+    prof.mkdir(parents=True, exist_ok=True)
+    slow = rank == args.slow_rank
+    kd = kernel_details(rank, args.layers, args.steps, slow, args.bf16_layers, t0)
+    kd.write_csv(prof / "kernel_details.csv", quote_style="necessary")
+    stat = (
+        kd.group_by("Type", "Accelerator Core")
+        .agg(Count=pl.len(), total=pl.col("Duration(us)").sum(), mn=pl.col("Duration(us)").min(),
+             avg=pl.col("Duration(us)").mean(), mx=pl.col("Duration(us)").max())
+        .with_columns(ratio=(pl.col("total") / pl.col("total").sum() * 100).round(3))
+        .sort("total", descending=True)
+        .select(pl.lit(rank).alias("Device_id"), pl.col("Type").alias("OP Type"), pl.col("Accelerator Core").alias("Core Type"),
+                "Count", pl.col("total").round(3).alias("Total Time(us)"), pl.col("mn").alias("Min Time(us)"),
+                pl.col("avg").round(3).alias("Avg Time(us)"), pl.col("mx").alias("Max Time(us)"), pl.col("ratio").alias("Ratio(%)"))
+    )
+    stat.write_csv(prof / "op_statistic.csv")
+    comp = kd.filter(~pl.col("Type").str.starts_with("MoeDistribute")).group_by("Step Id").agg(c=pl.col("Duration(us)").sum()).sort("Step Id")
+    comm_base = 2 * args.layers * 41.0
+    steps = comp.select(
+        pl.lit(rank).alias("Device_id"), pl.col("Step Id").alias("Step"), pl.col("c").round(3).alias("Computing"),
+        pl.lit(comm_base * (1.0 if slow else 3.0)).round(3).alias("Communication(Not Overlapped)"),
+        pl.lit(120.0).alias("Overlapped"), pl.lit(comm_base * (1.0 if slow else 3.0) + 120).round(3).alias("Communication"),
+        pl.lit(850.0).alias("Free"), pl.lit(0.0).alias("Stage"), pl.lit(0.0).alias("Bubble"),
+        pl.lit(comm_base * (1.0 if slow else 3.0)).round(3).alias("Communication(Not Overlapped and Exclude Receive)"),
+        pl.lit(0.0).alias("Preparing"),
+    )
+    steps.write_csv(prof / "step_trace_time.csv")
+    events = [
+        {"ph": "M", "name": "process_name", "pid": 4100 + rank, "tid": 0, "args": {"name": "Python"}},
+        {"ph": "M", "name": "process_name", "pid": 800, "tid": 0, "args": {"name": "Ascend Hardware"}},
+        {"ph": "M", "name": "process_name", "pid": 900, "tid": 0, "args": {"name": "Overlap Analysis"}},
+    ]
+    for s in range(1, min(args.steps, 3) + 1):
+        ts = t0 + (s - 1) * 60000.0
+        events.append({"ph": "X", "name": f"ProfilerStep#{s}", "pid": 4100 + rank, "tid": 4100 + rank, "ts": f"{ts:.3f}",
+                       "dur": 59000.0, "cat": "cpu_op", "args": {"Sequence number": -1}})
+        events.append({"ph": "X", "name": "Computing", "pid": 900, "tid": 0, "ts": f"{ts:.3f}", "dur": 50000.0})
+    (prof / "trace_view.json").write_text("[\n" + ",\n".join(json.dumps(e) for e in events) + "\n]\n")
+    (folder / f"profiler_info_{rank}.json").write_text(json.dumps({
+        "config": {"common_config": {"activities": ["ProfilerActivity.CPU", "ProfilerActivity.NPU"], "record_shapes": True},
+                   "experimental_config": {"_profiler_level": "Level1", "_aic_metrics": "PipeUtilization",
+                                           "_data_simplification": True}},
+        "start_info": {"syscnt_enable": True, "freq": 100.0}, "end_info": {}, "rank_id": rank,
+        "torch_npu_version": "2.5.1.post1", "cann_version": "8.1.RC1"}, indent=1))
+    (folder / "profiler_metadata.json").write_text(json.dumps({
+        "ENV_VARIABLES": {"ASCEND_GLOBAL_LOG_LEVEL": "3", "HCCL_BUFFSIZE": "200", "TASK_QUEUE_ENABLE": "1"},
+        "distributed_args": {"tp": 1, "pp": 1, "dp": args.ranks, "rank": rank, "world_size": args.ranks},
+        "parallel_group_info": {"exp": {"group_name": "exp", "group_rank": rank, "global_ranks": list(range(args.ranks))}},
+    }, indent=1))
+    (prof / "analyse.done").write_text("")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--layers", type=int, default=58)
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--slow-rank", type=int, default=1, help="rank that computes 40%% longer (-1: none)")
+    ap.add_argument("--bf16-layers", type=int, default=0, help="MoE layers whose GroupedMatmul runs in BF16")
+    args = ap.parse_args()
+    for rank in range(args.ranks):
+        write_rank(args.out, rank, args)
+    rows = args.layers * args.steps * 9
+    print(f"wrote {args.ranks} rank folder(s) under {args.out}: {rows} kernel_details rows each")
+
+
+if __name__ == "__main__":
+    main()

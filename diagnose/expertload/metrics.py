@@ -1,0 +1,261 @@
+"""Aggregation and imbalance metrics of the expert-load report.
+
+Definitions (reference part B6):
+
+* expert level: per layer, the tokens of each logical expert (replicas summed); ``max/mean`` and the
+  coefficient of variation ``cv = std/mean`` (population std) over all logical experts of the layer;
+* rank level: per layer, the tokens each rank computed (through the placement); ``max/mean`` (the
+  peak-to-average ratio vllm-ascend logs) and ``cv`` over ranks;
+* a hot expert's ``share`` is its fraction of the layer's tokens, ``load_over_mean`` its tokens over the
+  layer's mean per expert.
+
+The result is one JSON-ready dict that every report format renders.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+import polars as pl
+
+from diagnose.expertload.load import Loaded, Placement
+from diagnose.expertload.placement import map_json, recommend
+
+HOT_LOAD_OVER_MEAN = 2.0  # an expert with twice the layer's mean load is "hot"
+
+
+def placement_for(loaded: Loaded) -> tuple[Placement, list[str]]:
+    """The current placement: the expert map when it fits the dumps, else contiguous ids per rank."""
+    notes = []
+    ranks = sorted(loaded.slots)
+    if loaded.placement is not None:
+        p = loaded.placement
+        ok = p.n_layers == loaded.n_layers and all(
+            r < p.n_ranks and all(len(lay[r]) == loaded.slots[r] for lay in p.layers) for r in ranks)
+        if ok:
+            return p, notes
+        notes.append(f"expert map {p.source[4:]} does not match the dumps (layers/ranks/slots); "
+                     "assuming contiguous placement")
+    n_ranks = (max(ranks) + 1) if ranks else 0
+    width = max(loaded.slots.values(), default=0)
+    per_rank = [loaded.slots.get(r, width) for r in range(n_ranks)]
+    offsets = [sum(per_rank[:r]) for r in range(n_ranks)]
+    layer = [[offsets[r] + s for s in range(per_rank[r])] for r in range(n_ranks)]
+    return Placement([layer for _ in range(loaded.n_layers)], "contiguous"), notes
+
+
+def _stats(frame: pl.DataFrame, keys: list[str], col: str = "tokens") -> pl.DataFrame:
+    return frame.group_by(keys).agg(
+        total=pl.col(col).sum(),
+        mean=pl.col(col).mean(),
+        max=pl.col(col).max(),
+        std=pl.col(col).std(ddof=0),
+    ).with_columns(
+        max_over_mean=pl.when(pl.col("mean") > 0).then(pl.col("max") / pl.col("mean")),
+        cv=pl.when(pl.col("mean") > 0).then(pl.col("std") / pl.col("mean")),
+    ).sort(keys)
+
+
+def _r(x: float | None, n: int = 4) -> float | None:
+    return None if x is None else round(float(x), n)
+
+
+def analyse(loaded: Loaded, since: date | None = None, until: date | None = None, stage: str = "all",
+            top: int = 10, target: float = 1.15) -> dict[str, Any]:
+    place, notes = placement_for(loaded)
+    notes = loaded.notes + notes
+    n_layers, n_exp = loaded.n_layers, place.n_experts()
+    n_ranks = place.n_ranks
+    pf = place.frame()
+    loads = loaded.loads.filter(pl.col("day").is_not_null())
+    if stage != "all":
+        loads = loads.filter(pl.col("stage") == stage)
+    days_present = sorted(set(loads["day"].to_list()))
+    if until is None:
+        until = days_present[-1] if days_present else None
+    if since is None and until is not None:
+        since = until - timedelta(days=6)
+    result: dict[str, Any] = {
+        "window": {"since": since.isoformat() if since else None, "until": until.isoformat() if until else None,
+                   "stage": stage, "layers": n_layers, "ranks": n_ranks, "experts": n_exp,
+                   "placement": place.source, "layers_from": loaded.layers_source},
+        "notes": notes,
+    }
+    if until is None or since is None:
+        result.update(layers=[], hot_experts=[], recommendation={"reached": False, "reason": "no load data"},
+                      days=[], ranks=[], heatmap=[], trend=[], missing={"days": [], "rank_files": []}, over_threshold=[])
+        return result
+    in_window = pl.col("day").is_between(since, until)
+    win = loads.filter(in_window)
+    prev = loads.filter(pl.col("day").is_between(since - timedelta(days=7), since - timedelta(days=1)))
+    cal = [since + timedelta(days=i) for i in range((until - since).days + 1)]
+    win_days = [d for d in days_present if since <= d <= until]
+    result["window"].update(days_with_data=[d.isoformat() for d in win_days],
+                            tokens=int(win["tokens"].sum()),
+                            previous_window_days=sorted({d.isoformat() for d in prev["day"].to_list()}))
+
+    # Missing inputs: calendar days without a dump, and rank files absent on a day that other ranks have.
+    missing_files = []
+    per_stage = loaded.loads.select("day", "stage", "rank").unique()
+    for st in sorted(set(per_stage["stage"].to_list())):
+        ranks_seen = set(per_stage.filter(pl.col("stage") == st)["rank"].to_list())
+        ranks_seen |= {f.rank for f in loaded.files if f.stage == st}
+        present = {(f.day, f.rank) for f in loaded.files if f.stage == st}
+        days_st = sorted({f.day for f in loaded.files if f.stage == st and f.day})
+        for d in days_st:
+            if not (since.isoformat() <= d <= until.isoformat()):
+                continue
+            for r in sorted(ranks_seen):
+                if (d, r) not in present:
+                    missing_files.append({"day": d, "stage": st, "rank": r})
+    result["missing"] = {"days": [d.isoformat() for d in cal if d not in win_days], "rank_files": missing_files}
+    result["files"] = [f.__dict__ for f in loaded.files]
+    result["resets"] = sum(f.resets for f in loaded.files)
+
+    grid_e = pl.DataFrame({"layer": list(range(n_layers))}, schema={"layer": pl.Int32}).join(
+        pl.DataFrame({"expert": list(range(n_exp))}, schema={"expert": pl.Int32}), how="cross")
+    grid_r = pl.DataFrame({"layer": list(range(n_layers))}, schema={"layer": pl.Int32}).join(
+        pl.DataFrame({"rank": list(range(n_ranks))}, schema={"rank": pl.Int32}), how="cross")
+
+    def expert_tokens(frame: pl.DataFrame, extra: list[str] = ()) -> pl.DataFrame:
+        j = frame.join(pf, on=["layer", "rank", "slot"], how="inner")
+        return j.group_by(["layer", "expert", *extra]).agg(tokens=pl.col("tokens").sum())
+
+    def rank_tokens(frame: pl.DataFrame, extra: list[str] = ()) -> pl.DataFrame:
+        return frame.group_by(["layer", "rank", *extra]).agg(tokens=pl.col("tokens").sum())
+
+    et = grid_e.join(expert_tokens(win), on=["layer", "expert"], how="left").with_columns(pl.col("tokens").fill_null(0))
+    rt = grid_r.join(rank_tokens(win), on=["layer", "rank"], how="left").with_columns(pl.col("tokens").fill_null(0))
+    es, rs = _stats(et, ["layer"]), _stats(rt, ["layer"])
+    prev_rs = None
+    if prev.height:
+        pr = grid_r.join(rank_tokens(prev), on=["layer", "rank"], how="left").with_columns(pl.col("tokens").fill_null(0))
+        prev_rs = {r["layer"]: r["max_over_mean"] for r in _stats(pr, ["layer"]).iter_rows(named=True)}
+    stage_tok = win.group_by("layer", "stage").agg(pl.col("tokens").sum())
+    layers = []
+    for e, r in zip(es.iter_rows(named=True), rs.iter_rows(named=True)):
+        li = e["layer"]
+        st = {s["stage"]: s["tokens"] for s in stage_tok.filter(pl.col("layer") == li).iter_rows(named=True)}
+        layers.append({
+            "layer": li, "tokens": int(e["total"]), "prefill_tokens": int(st.get("prefill", 0)),
+            "decode_tokens": int(st.get("decode", 0)),
+            "imbalance_max_over_mean": _r(e["max_over_mean"]), "cv": _r(e["cv"]),
+            "rank_max_over_mean": _r(r["max_over_mean"]), "rank_cv": _r(r["cv"]),
+            "previous_rank_max_over_mean": _r(prev_rs.get(li)) if prev_rs else None,
+        })
+    result["layers"] = layers
+    cur = [x["rank_max_over_mean"] for x in layers if x["rank_max_over_mean"] is not None]
+    old = [x["previous_rank_max_over_mean"] for x in layers if x["previous_rank_max_over_mean"] is not None]
+    result["summary"] = {
+        "rank_max_over_mean_layer_mean": _r(sum(cur) / len(cur)) if cur else None,
+        "rank_max_over_mean_worst_layer": _r(max(cur)) if cur else None,
+        "previous_week_rank_max_over_mean_layer_mean": _r(sum(old) / len(old)) if old else None,
+        "previous_week_rank_max_over_mean_worst_layer": _r(max(old)) if old else None,
+        "layers_over_target": sorted(x["layer"] for x in layers if (x["rank_max_over_mean"] or 0) > target),
+    }
+
+    # Hot experts: highest load over the layer mean, across layers.
+    hot = et.join(es.select("layer", "total", "mean"), on="layer").with_columns(
+        share=pl.when(pl.col("total") > 0).then(pl.col("tokens") / pl.col("total")),
+        load_over_mean=pl.when(pl.col("mean") > 0).then(pl.col("tokens") / pl.col("mean")),
+    ).sort(["load_over_mean", "layer", "expert"], descending=[True, False, False], nulls_last=True).head(top)
+    daily = expert_tokens(win, ["day"])
+    daily = daily.join(daily.group_by("layer", "day").agg(dsum=pl.col("tokens").sum()), on=["layer", "day"]).with_columns(
+        dlom=pl.col("tokens") / (pl.col("dsum") / n_exp))
+    by_stage = expert_tokens(win, ["stage"])
+    prev_e = expert_tokens(prev) if prev.height else None
+    prev_tot = prev_e.group_by("layer").agg(ptot=pl.col("tokens").sum()) if prev_e is not None else None
+    hot_rows = []
+    for h in hot.iter_rows(named=True):
+        li, ex = h["layer"], h["expert"]
+        sel = (pl.col("layer") == li) & (pl.col("expert") == ex)
+        d = daily.filter(sel)
+        s = {x["stage"]: x["tokens"] for x in by_stage.filter(sel).iter_rows(named=True)}
+        prev_lom = None
+        if prev_e is not None:
+            pt = prev_e.filter(sel)["tokens"].sum()
+            ptot = prev_tot.filter(pl.col("layer") == li)["ptot"].sum()
+            prev_lom = _r(pt / (ptot / n_exp)) if ptot else None
+        hot_rows.append({
+            "layer": li, "expert": ex, "tokens": int(h["tokens"]), "share": _r(h["share"], 5),
+            "load_over_mean": _r(h["load_over_mean"]), "hot": bool((h["load_over_mean"] or 0) >= HOT_LOAD_OVER_MEAN),
+            "ranks": sorted({r for r, dev in enumerate(place.layers[li]) for x in dev if x == ex}),
+            "prefill_tokens": int(s.get("prefill", 0)), "decode_tokens": int(s.get("decode", 0)),
+            "days_hot": int((d["dlom"] >= HOT_LOAD_OVER_MEAN).sum()), "days_seen": d.height,
+            "previous_load_over_mean": prev_lom,
+        })
+    result["hot_experts"] = hot_rows
+
+    # Trend: per day and layer, rank-level and expert-level max/mean.
+    dr = rank_tokens(win, ["day"])
+    dgrid = pl.DataFrame({"day": win_days}, schema={"day": pl.Date}).join(grid_r, how="cross")
+    dr = dgrid.join(dr, on=["day", "layer", "rank"], how="left").with_columns(pl.col("tokens").fill_null(0))
+    drs = _stats(dr, ["day", "layer"])
+    de = expert_tokens(win, ["day"])
+    degrid = pl.DataFrame({"day": win_days}, schema={"day": pl.Date}).join(grid_e, how="cross")
+    des = _stats(degrid.join(de, on=["day", "layer", "expert"], how="left").with_columns(pl.col("tokens").fill_null(0)),
+                 ["day", "layer"])
+    trend = drs.select("day", "layer", rank_max_over_mean="max_over_mean").join(
+        des.select("day", "layer", imbalance_max_over_mean="max_over_mean"), on=["day", "layer"])
+    result["trend"] = [{"day": t["day"].isoformat(), "layer": t["layer"], "rank_max_over_mean": _r(t["rank_max_over_mean"]),
+                        "imbalance_max_over_mean": _r(t["imbalance_max_over_mean"])}
+                       for t in trend.sort("day", "layer").iter_rows(named=True)]
+    result["over_threshold"] = [t for t in result["trend"] if (t["rank_max_over_mean"] or 0) > target]
+    per_day = drs.group_by("day").agg(pl.col("max_over_mean").mean().alias("mean"), pl.col("max_over_mean").max().alias("max"),
+                                      pl.col("total").sum().alias("tokens")).sort("day")
+    result["days"] = [{"day": d["day"].isoformat(), "tokens": int(d["tokens"]), "rank_max_over_mean_layer_mean": _r(d["mean"]),
+                       "rank_max_over_mean_worst_layer": _r(d["max"])} for d in per_day.iter_rows(named=True)]
+    rtot = rt.group_by("rank").agg(pl.col("tokens").sum()).sort("rank")
+    rstage = win.group_by("rank", "stage").agg(pl.col("tokens").sum())
+    result["ranks"] = [{"rank": r["rank"], "tokens": int(r["tokens"]),
+                        "prefill_tokens": int(rstage.filter((pl.col("rank") == r["rank"]) & (pl.col("stage") == "prefill"))["tokens"].sum()),
+                        "decode_tokens": int(rstage.filter((pl.col("rank") == r["rank"]) & (pl.col("stage") == "decode"))["tokens"].sum())}
+                       for r in rtot.iter_rows(named=True)]
+    mat = et.sort("layer", "expert")
+    result["heatmap"] = [mat.filter(pl.col("layer") == li)["tokens"].to_list() for li in range(n_layers)]
+    result["rank_heatmap"] = [rt.filter(pl.col("layer") == li).sort("rank")["tokens"].to_list() for li in range(n_layers)]
+
+    # Recommendation.
+    before = [x["rank_max_over_mean"] for x in layers if x["rank_max_over_mean"] is not None]
+    rec = recommend([[float(v) for v in row] for row in result["heatmap"]], n_ranks, target)
+    current_red = sum(len(dev) for dev in place.layers[0]) - n_exp if place.layers else 0
+    if "maps" in rec:
+        after = [x for x in rec["per_layer_after"] if x is not None]
+        rec = {
+            "target": target,
+            "reached": rec["reached"],
+            "method": "greedy replication of the hottest experts (by load per replica), then longest-processing-time "
+                      "bin packing of the replicas onto ranks (least-loaded rank with a free slot that does not hold "
+                      "the expert); smallest multiple of the rank count that meets the target",
+            "current_redundant_experts": current_red,
+            "redundant_experts": rec["redundant_experts"],
+            "slots_per_rank": rec["slots_per_rank"],
+            "before": {"max_over_mean_layer_mean": _r(sum(before) / len(before)) if before else None,
+                       "max_over_mean_worst_layer": _r(max(before)) if before else None, "measured": True},
+            "after": {"max_over_mean_layer_mean": _r(sum(after) / len(after)) if after else None,
+                      "max_over_mean_worst_layer": _r(max(after)) if after else None, "measured": False},
+            "per_layer": [{"layer": i, "before": layers[i]["rank_max_over_mean"], "after": _r(a)}
+                          for i, a in enumerate(rec["per_layer_after"])],
+            "tried": rec["tried"],
+            "expert_map": map_json(rec["maps"]),
+        }
+    else:
+        rec = {"target": target, **rec}
+    result["recommendation"] = rec
+    result["eplb"] = eplb_summary(loaded.eplb)
+    return result
+
+
+def eplb_summary(eplb: pl.DataFrame) -> dict[str, Any]:
+    """EPLB log values (vllm-ascend hotness imbalance, vLLM balancedness): per signal count, last, worst; series."""
+    out: dict[str, Any] = {"signals": {}, "series": []}
+    if eplb.height == 0:
+        return out
+    for name in sorted(set(eplb["signal"].to_list())):
+        v = eplb.filter(pl.col("signal") == name)["value"]
+        worst = v.min() if name == "eplb_balancedness" else v.max()
+        out["signals"][name] = {"count": v.len(), "last": _r(v[-1]), "worst": _r(worst)}
+    out["series"] = [{"ts": r["ts"].isoformat(sep=" ") if r["ts"] else None, "signal": r["signal"], "value": _r(r["value"])}
+                     for r in eplb.head(5000).iter_rows(named=True)]
+    return out

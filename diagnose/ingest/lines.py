@@ -1,0 +1,90 @@
+"""Read a stream as text lines in bounded chunks: memory does not grow with the file.
+
+The encoding is chosen once from the first chunk (BOM, UTF-8, GB18030) and applied with an incremental
+decoder, so a multi-byte character split between chunks is decoded correctly. A line never spans chunks:
+the unfinished tail of one chunk starts the next. Splitting happens in polars (Rust), not in Python. A
+single line longer than ``max_line`` characters is cut into pieces (each still a line), so one pathological
+line cannot take all memory.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
+
+import polars as pl
+
+from diagnose.ingest.decode import decode, is_binary
+
+CHUNK_BYTES = 32 * 1024 * 1024
+MAX_LINE = 16 * 1024 * 1024
+
+
+@dataclass
+class TextInfo:
+    encoding: str = "utf-8"
+    binary: bool = False
+    lines: int = 0
+    bytes: int = 0
+    cut_lines: int = 0  # lines longer than MAX_LINE, cut into pieces
+
+
+def _split(text: str, sep: str) -> pl.Series:
+    return pl.Series("text", [text], dtype=pl.String).str.split(sep).explode()
+
+
+def iter_line_chunks(stream: BinaryIO, info: TextInfo, chunk_bytes: int = CHUNK_BYTES,
+                     max_line: int = MAX_LINE) -> Iterator[pl.Series]:
+    """Yield the file's lines as string Series, chunk by chunk (complete lines only)."""
+    first = stream.read(chunk_bytes)
+    info.bytes = len(first)
+    if not first:
+        return
+    if is_binary(first):
+        info.binary = True
+        return
+    decoder, text, info.encoding = _choose_decoder(first)
+    sep = "\r" if ("\n" not in text and "\r" in text) else "\n"
+    carry = ""
+    while True:
+        block = carry + text if carry else text
+        cut = block.rfind(sep)
+        if cut < 0:
+            carry = block
+        else:
+            carry = block[cut + 1:]
+            lines = _split(block[:cut], sep)
+            info.lines += lines.len()
+            yield lines
+        while len(carry) > max_line:
+            # One enormous line: emit it in pieces, keep the tail piece open.
+            info.cut_lines += 1
+            info.lines += 1
+            yield pl.Series("text", [carry[:max_line]], dtype=pl.String)
+            carry = carry[max_line:]
+        raw = stream.read(chunk_bytes)
+        if not raw:
+            break
+        info.bytes += len(raw)
+        text = decoder.decode(raw)
+    carry += decoder.decode(b"", final=True)
+    if carry:
+        info.lines += 1
+        yield pl.Series("text", [carry], dtype=pl.String)
+
+
+def _choose_decoder(first: bytes):
+    """Pick the encoding from the first chunk; return (incremental decoder primed past it, its text, name)."""
+    if first.startswith(codecs.BOM_UTF8):
+        dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        return dec, dec.decode(first[3:]), "utf-8-sig"
+    if first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        dec = codecs.getincrementaldecoder("utf-16")(errors="replace")
+        return dec, dec.decode(first), "utf-16"
+    # Decide on the whole first chunk but for a possibly cut multi-byte character at its end.
+    _, name = decode(first[:-4] if len(first) > 4 else first)
+    codec = "gb18030" if name == "gb18030" else "utf-8"
+    dec = codecs.getincrementaldecoder(codec)(errors="replace")
+    label = name if codec == "gb18030" else ("utf-8" if name == "utf-8" else "utf-8 (invalid bytes replaced)")
+    return dec, dec.decode(first), label

@@ -1,0 +1,373 @@
+"""vLLM benchmark results: `vllm bench serve --save-result` JSON (current and the legacy
+``benchmark_serving.py`` output, also ``--append-result`` JSON Lines), `vllm bench latency|throughput
+--output-json` and the console summary `vllm bench serve` prints (``Serving Benchmark Result``).
+
+A result file is one document, not a log: the JSON is decoded once per file, and each value becomes a signal
+on the line where its key stands (a ``--save-result`` file is a single line, so everything sits on line 1).
+Every line is kept as a record. Values keep the units of the ``bench_*`` signals in ``diagnose.model``:
+milliseconds for latencies (latency JSON seconds are scaled), tokens/s and req/s for throughputs.
+
+``engine`` of a benchmark signal is the run label: the file stem with its timestamp removed
+(``openai-infqps-concurrency64-DeepSeek-R1-W8A8``), so that a baseline run and this run of the same test
+pair up, and a folder with several tests keeps them apart.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import polars as pl
+
+from diagnose.model import conform_records, conform_signals, empty_signals
+from diagnose.parsers.common import FileContext
+
+KIND = "vllm-bench"
+
+_STAMP = re.compile(r"[-_]?(?:\d{8}[-_T]\d{6}(?:\.\d+)?|\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d(?:\.\d+)?|\d{14,17})")
+_METRIC_KEY = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el)_ms$")
+
+# Plain numeric keys of the serve JSON.
+_SERVE_KEYS = {
+    "completed": "bench_completed",
+    "failed": "bench_failed_requests",
+    "num_prompts": "bench_num_prompts",
+    "duration": "bench_duration_s",
+    "request_throughput": "bench_request_throughput",
+    "output_throughput": "bench_output_throughput",
+    "total_token_throughput": "bench_total_throughput",
+    "max_concurrency": "bench_max_concurrency",
+    "request_rate": "bench_request_rate",
+    "total_input_tokens": "bench_input_tokens",
+    "total_output_tokens": "bench_output_tokens",
+}
+
+# Keys a run may carry as --metadata KEY=VALUE (strings) or as its own keys: numbers about the run set-up.
+_SETUP_NUMBERS = {
+    "temperature": "bench_temperature",
+    "max_tokens": "bench_max_tokens",
+    "max_out_len": "bench_max_tokens",
+    "max_gen_toks": "bench_max_tokens",
+    "output_len": "bench_max_tokens",
+    "tp": "bench_tp",
+    "tensor_parallel_size": "bench_tp",
+}
+_SETUP_TEXTS = {"model_id": "bench_model", "model_name": "bench_model", "model": "bench_model",
+                "quantization": "bench_quantization"}
+
+# Console summary labels (lower-cased, without the trailing colon) → signal, scale.
+_SUMMARY = {
+    "successful requests": ("bench_completed", 1.0),
+    "failed requests": ("bench_failed_requests", 1.0),
+    "benchmark duration (s)": ("bench_duration_s", 1.0),
+    "total input tokens": ("bench_input_tokens", 1.0),
+    "total generated tokens": ("bench_output_tokens", 1.0),
+    "request throughput (req/s)": ("bench_request_throughput", 1.0),
+    "output token throughput (tok/s)": ("bench_output_throughput", 1.0),
+    "total token throughput (tok/s)": ("bench_total_throughput", 1.0),
+    "maximum request concurrency": ("bench_max_concurrency", 1.0),
+    "request rate configured (rps)": ("bench_request_rate", 1.0),
+}
+_SUMMARY_LINE = r"^(?P<k>[^:]+):\s+(?P<v>\S+)\s*$"
+_SUMMARY_METRIC = r"(?i)^(mean|median|p[\d.]+) (ttft|tpot|itl|e2el) \(ms\)$"
+_THROUGHPUT_LINE = r"^Throughput: ([\d.]+) requests/s, ([\d.]+) total tokens/s(?:, ([\d.]+) output tokens/s)?"
+_LATENCY_LINE = r"^(Avg|(\d+)% percentile) latency: ([\d.]+) seconds"
+_NAMESPACE = r"^Namespace\((.*)\)\s*$"
+
+
+def run_label(path: str) -> str:
+    """The file stem without timestamps: what pairs a baseline result file with this run's."""
+    base = path.replace("\\", "/").rsplit("/", 1)[-1].rsplit("!", 1)[-1]
+    stem = re.sub(r"\.(?:json|jsonl|txt|log|csv|md|out)$", "", base, flags=re.I)
+    return _STAMP.sub("", stem) or stem
+
+
+def number(value: Any) -> float | None:
+    """A float from a JSON number or a string with a unit (``"41.6 token/s"``, ``"inf"``); else None."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        m = re.match(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf|nan)", value.strip(), re.I)
+        if m:
+            try:
+                return float(m.group(1))
+            except ValueError:
+                return None
+    return None
+
+
+def records_frame(lines: pl.DataFrame, ctx: FileContext, parsed: bool) -> pl.DataFrame:
+    """Every line as a record; ``parsed`` says whether the document as a whole was understood."""
+    return conform_records(
+        lines.with_columns(
+            file=pl.lit(ctx.path),
+            source=pl.lit(ctx.kind),
+            node=pl.lit(ctx.node, pl.String),
+            message=pl.col("text"),
+            parsed=pl.lit(parsed),
+            year_known=pl.lit(False),
+            event=pl.col("line"),
+        )
+    )
+
+
+def key_lines(lines: pl.DataFrame) -> dict[str, int]:
+    """First line on which each JSON key ``"key":`` appears (one vectorised scan)."""
+    keys = (
+        lines.select("line", k=pl.col("text").str.extract_all(r'"([^"\\]{1,80})"\s*:'))
+        .explode("k")
+        .drop_nulls("k")
+        .with_columns(k=pl.col("k").str.extract(r'^"(.*)"', 1))
+        .group_by("k")
+        .agg(pl.col("line").min())
+    )
+    return dict(zip(keys["k"].to_list(), keys["line"].to_list()))
+
+
+def json_documents(text: str) -> list[tuple[int, Any]]:
+    """The JSON values in ``text``: one document, or several (JSON Lines, --append-result). Each with the line
+    it starts on. Undecodable text gives an empty list."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{":
+        return []
+    try:
+        return [(text[: len(text) - len(text.lstrip())].count("\n") + 1, json.loads(stripped))]
+    except ValueError:
+        pass
+    out, pos, dec = [], 0, json.JSONDecoder()
+    while pos < len(text):
+        while pos < len(text) and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= len(text):
+            break
+        try:
+            obj, end = dec.raw_decode(text, pos)
+        except ValueError:
+            break
+        out.append((text.count("\n", 0, pos) + 1, obj))
+        pos = end
+    return out
+
+
+class Signals:
+    """Collects one file's signals (a handful per document, not per line)."""
+
+    def __init__(self, ctx: FileContext):
+        self.ctx = ctx
+        self.rows: list[dict[str, Any]] = []
+
+    def add(self, signal: str, value: float | None, line: int, engine: str | None, text: str | None = None):
+        if value is None and text is None:
+            return
+        if value is not None and math.isnan(value):
+            return
+        self.rows.append({"file": self.ctx.path, "line": int(line), "source": self.ctx.kind, "node": self.ctx.node,
+                          "engine": engine, "signal": signal, "value": value, "text": text})
+
+    def frame(self) -> pl.DataFrame:
+        if not self.rows:
+            return empty_signals()
+        schema = {"file": pl.String, "line": pl.UInt32, "source": pl.String, "node": pl.String, "engine": pl.String,
+                  "signal": pl.String, "value": pl.Float64, "text": pl.String}
+        return conform_signals(pl.DataFrame(self.rows, schema=schema))
+
+
+def setup_signals(out: Signals, data: dict, line_of, engine: str) -> None:
+    """Run set-up values (model, TP, temperature, max tokens, quantization) from top-level keys or metadata."""
+    for key, signal in _SETUP_NUMBERS.items():
+        if key in data:
+            out.add(signal, number(data[key]), line_of(key), engine)
+    for key, signal in _SETUP_TEXTS.items():
+        value = data.get(key)
+        if isinstance(value, str) and value.strip():
+            out.add(signal, None, line_of(key), engine, value.strip())
+
+
+_SETUP_BY_MODEL = ["bench_temperature", "bench_max_tokens", "bench_tp"]
+
+
+def name_setup(signals: pl.DataFrame, fallback: str | None = None) -> pl.DataFrame:
+    """Set-up values (temperature, max tokens, TP) belong to the model the file names: ``engine`` = model
+    (else ``fallback``), so a rule can ask for DeepSeek-R1 runs with ``engine_regex``."""
+    if signals.height == 0:
+        return signals
+    models = signals.filter(pl.col("signal") == "bench_model")["text"].drop_nulls()
+    model = models[0] if models.len() else fallback
+    if model is None:
+        return signals
+    return signals.with_columns(
+        engine=pl.when(pl.col("signal").is_in(_SETUP_BY_MODEL)).then(pl.lit(model)).otherwise(pl.col("engine"))
+    )
+
+
+def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    records, signals = _parse(lines, ctx)
+    return records, name_setup(signals, run_label(ctx.path))
+
+
+def _parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    text = "\n".join(lines["text"].to_list())
+    docs = json_documents(text)
+    if docs:
+        out = Signals(ctx)
+        label = run_label(ctx.path)
+        where = key_lines(lines) if len(docs) == 1 else {}
+        for i, (start, doc) in enumerate(docs):
+            if isinstance(doc, dict):
+                engine = label if len(docs) == 1 else f"{label}#{i + 1}"
+                line_of = (lambda k, s=start: where.get(k, s)) if where else (lambda k, s=start: s)
+                bench_document(out, doc, line_of, engine)
+        return records_frame(lines, ctx, True), out.frame()
+    signals = summary_signals(lines, ctx)
+    return records_frame(lines, ctx, signals.height > 0), signals
+
+
+def bench_document(out: Signals, doc: dict, line_of, engine: str) -> None:
+    """One result object of serve, latency or throughput."""
+    if "avg_latency" in doc or ("percentiles" in doc and "latencies" in doc):
+        out.add("bench_latency_avg_ms", _ms(doc.get("avg_latency")), line_of("avg_latency"), engine)
+        pct = doc.get("percentiles") or {}
+        if isinstance(pct, dict):
+            for p, v in pct.items():
+                if str(p) in ("50", "90", "99"):
+                    out.add(f"bench_latency_p{p}_ms", _ms(v), line_of(str(p)), engine)
+    elif "requests_per_second" in doc or "elapsed_time" in doc:
+        out.add("bench_request_throughput", number(doc.get("requests_per_second")), line_of("requests_per_second"), engine)
+        out.add("bench_total_throughput", number(doc.get("tokens_per_second")), line_of("tokens_per_second"), engine)
+        out.add("bench_duration_s", number(doc.get("elapsed_time")), line_of("elapsed_time"), engine)
+        out.add("bench_num_prompts", number(doc.get("num_requests")), line_of("num_requests"), engine)
+    else:
+        serve_document(out, doc, line_of, engine)
+    setup_signals(out, doc, line_of, engine)
+    meta = doc.get("metadata")
+    if isinstance(meta, dict):
+        setup_signals(out, meta, line_of, engine)
+
+
+def _ms(value: Any) -> float | None:
+    v = number(value)
+    return None if v is None else v * 1000.0
+
+
+def serve_document(out: Signals, doc: dict, line_of, engine: str) -> None:
+    for key, signal in _SERVE_KEYS.items():
+        if key in doc:
+            out.add(signal, number(doc[key]), line_of(key), engine)
+    for key, value in doc.items():
+        m = _METRIC_KEY.match(key)
+        if m and not m.group(1) == "std":
+            out.add(f"bench_{m.group(1)}_{m.group(2)}_ms", number(value), line_of(key), engine)
+    if "failed" not in doc:
+        # Legacy files have no `failed`: count the requests that did not complete.
+        errors = doc.get("errors")
+        failed = None
+        if isinstance(errors, list) and errors:
+            failed = float(sum(1 for e in errors if e))
+        elif number(doc.get("num_prompts")) is not None and number(doc.get("completed")) is not None:
+            failed = number(doc["num_prompts"]) - number(doc["completed"])
+        if failed is not None:
+            out.add("bench_failed_requests", max(failed, 0.0), line_of("errors" if "errors" in doc else "completed"),
+                    engine)
+    _climb(out, doc, line_of, engine)
+    _capped(out, doc, line_of, engine)
+
+
+def _climb(out: Signals, doc: dict, line_of, engine: str) -> None:
+    """Latency climb through a stress run: mean end-to-end latency of the last quarter of the requests (in
+    start order) against the first quarter, in percent."""
+    lat = doc.get("latencies")
+    key = "latencies"
+    if not isinstance(lat, list) or len(lat) < 8:
+        lat, key = doc.get("ttfts"), "ttfts"
+    if not isinstance(lat, list) or len(lat) < 8:
+        return
+    values = [number(x) for x in lat]
+    starts = doc.get("start_times")
+    order = list(range(len(values)))
+    if isinstance(starts, list) and len(starts) == len(values):
+        order.sort(key=lambda i: number(starts[i]) or 0.0)
+    ok = [values[i] for i in order if values[i] is not None and values[i] > 0]
+    if len(ok) < 8:
+        return
+    q = len(ok) // 4
+    first, last = sum(ok[:q]) / q, sum(ok[-q:]) / q
+    if first > 0:
+        out.add("bench_latency_climb_pct", (last - first) / first * 100.0, line_of(key), engine)
+
+
+def _capped(out: Signals, doc: dict, line_of, engine: str) -> None:
+    """Share of completed outputs that stopped at the max-tokens limit (when the limit is known)."""
+    lens = doc.get("output_lens")
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    limit = None
+    for key in ("max_tokens", "max_out_len", "max_gen_toks"):
+        limit = limit or number(doc.get(key)) or number(meta.get(key))
+    if not isinstance(lens, list) or not lens or not limit:
+        return
+    done = [number(x) for x in lens if number(x)]
+    if done:
+        share = sum(1 for x in done if x >= limit) / len(done) * 100.0
+        out.add("bench_length_capped_pct", share, line_of("output_lens"), engine)
+
+
+def summary_signals(lines: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
+    """The console text: `Label:   value` lines of the summary, `Throughput:` and latency lines of
+    latency/throughput, and the Namespace(...) line (model, concurrency)."""
+    label = run_label(ctx.path)
+    kv = lines.with_columns(g=pl.col("text").str.extract_groups(_SUMMARY_LINE)).select(
+        "line", k=pl.col("g").struct.field("k").str.strip_chars().str.to_lowercase(),
+        v=pl.col("g").struct.field("v"),
+    ).drop_nulls("k")
+    mapping = pl.DataFrame(
+        {"k": list(_SUMMARY), "signal": [s for s, _ in _SUMMARY.values()], "scale": [c for _, c in _SUMMARY.values()]}
+    )
+    plain = kv.join(mapping, on="k", how="inner").select(
+        "line", "signal", value=pl.col("v").cast(pl.Float64, strict=False) * pl.col("scale")
+    )
+    metric = kv.with_columns(m=pl.col("k").str.extract_groups(_SUMMARY_METRIC)).filter(
+        pl.col("m").struct.field("1").is_not_null()
+    ).select(
+        "line",
+        signal=pl.format("bench_{}_{}_ms", pl.col("m").struct.field("1").str.to_lowercase(),
+                         pl.col("m").struct.field("2").str.to_lowercase()),
+        value=pl.col("v").cast(pl.Float64, strict=False),
+    )
+    tp = lines.with_columns(g=pl.col("text").str.extract_groups(_THROUGHPUT_LINE)).filter(
+        pl.col("g").struct.field("1").is_not_null()
+    )
+    thr = pl.concat([
+        tp.select("line", signal=pl.lit("bench_request_throughput"), value=pl.col("g").struct.field("1").cast(pl.Float64)),
+        tp.select("line", signal=pl.lit("bench_total_throughput"), value=pl.col("g").struct.field("2").cast(pl.Float64)),
+        tp.select("line", signal=pl.lit("bench_output_throughput"),
+                  value=pl.col("g").struct.field("3").cast(pl.Float64, strict=False)),
+    ])
+    lt = lines.with_columns(g=pl.col("text").str.extract_groups(_LATENCY_LINE)).filter(
+        pl.col("g").struct.field("1").is_not_null()
+    ).select(
+        "line",
+        signal=pl.when(pl.col("g").struct.field("2").is_null()).then(pl.lit("bench_latency_avg_ms"))
+        .otherwise(pl.format("bench_latency_p{}_ms", pl.col("g").struct.field("2"))),
+        value=pl.col("g").struct.field("3").cast(pl.Float64, strict=False) * 1000.0,
+    ).filter(pl.col("signal").is_in(["bench_latency_avg_ms", "bench_latency_p50_ms", "bench_latency_p90_ms",
+                                     "bench_latency_p99_ms"]))
+    ns = lines.filter(pl.col("text").str.contains(_NAMESPACE))
+    ns_num = []
+    for name, signal in (("max_concurrency", "bench_max_concurrency"), ("temperature", "bench_temperature"),
+                         ("max_tokens", "bench_max_tokens"), ("tensor_parallel_size", "bench_tp")):
+        ns_num.append(ns.select("line", signal=pl.lit(signal),
+                                value=pl.col("text").str.extract(rf"\b{name}=([\d.]+)", 1).cast(pl.Float64, strict=False)))
+    numeric = pl.concat([plain, metric, thr, lt, *ns_num], how="vertical_relaxed").drop_nulls("value")
+    numeric = numeric.with_columns(text=pl.lit(None, pl.String))
+    model = ns.select("line", signal=pl.lit("bench_model"), value=pl.lit(None, pl.Float64),
+                      text=pl.col("text").str.extract(r"\bmodel='([^']+)'", 1)).drop_nulls("text")
+    frame = pl.concat([numeric, model], how="vertical_relaxed")
+    if frame.height == 0:
+        return empty_signals()
+    frame = frame.with_columns(
+        file=pl.lit(ctx.path), source=pl.lit(ctx.kind), node=pl.lit(ctx.node, pl.String), engine=pl.lit(label),
+    ).unique(["line", "signal"], keep="first", maintain_order=True).sort("line")
+    return conform_signals(frame)

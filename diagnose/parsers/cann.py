@@ -1,0 +1,131 @@
+"""CANN / HCCL / torch_npu error blocks, wherever they appear (plog, vLLM output, stderr captures, text).
+
+The same messages reach the user in several wrappers (reference: mindie-plog-npusmi.md §2.3–2.5):
+``EI0006: [PID: n] 2025-...``, ``[PID: n] 2025-... Get_Socket_Timeout(EI0006): ...``, the torch_npu trailer
+``[ERROR] 2025-07-17-11:24:32 (PID:2000, Device:3, RankID:3) ERR01100 ...``, the HCCL ``LINK_ERROR_INFO`` table
+and the ``Cluster Exception Location[IP/ID]`` line. Parsers call :func:`block_signals` on their records to
+turn the numbers and names in them into signals (timeouts in force, the remote side of a failed link, the
+stuck location, the kernel of an aicore timeout), and :func:`runtime_code_expr` for 507xxx-style codes.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from diagnose.model import conform_signals, empty_signals
+from diagnose.parsers.common import code_expr
+
+# ACL / runtime result codes (507014 aicore timeout, 507010 lost heartbeat, 561000 aclnn inner, ...), only
+# where the line says it is a code: `error code is 507014`, `ret=507899`, `retCode=507014`, `ErrorNo: 1343...`.
+RUNTIME_CODE = (
+    r"(?i)(?:error ?code(?: is|:|=)|ret(?:code)?\s*[=:(\[]|ret = |errcode[=:]|error=|result\s*[=:])\s*"
+    r"\(?((?:10[0-9]|16[0-9]|20[0-9]|50[0-9]|56[0-9])[0-9]{3})\b"
+)
+
+# One LINK_ERROR_INFO row: dest_ip(user_rank) | dest_port | src_ip(user_rank) | src_port | MyRole | Status | TlsStatus
+LINK_ROW = (
+    r"\|\s*(?P<dip>[0-9a-fA-F.:]+)\((?P<drank>\d+)\)\s*\|\s*(?P<dport>\d+)\s*\|\s*(?P<sip>[0-9a-fA-F.:]+)\((?P<srank>\d+)\)"
+    r"\s*\|\s*(?P<sport>\d+)\s*\|\s*(?P<role>\w+)\s*\|\s*(?P<status>[\w ]+?)\s*\|"
+)
+
+STUCK = r"Cluster Exception Location\[IP/ID\]:\[(?P<ip>[0-9a-fA-F.:]+)/(?P<id>\d+)\](?:.*?ExceptionType:\[(?P<type>[^\]]*)\])?"
+
+# (signal, regex with one group, scale): numbers.
+_NUMERIC: list[tuple[str, str, float]] = [
+    ("hccl_connect_timeout_s", r"HCCL_CONNECT_TIMEOUT (?:is )?set (?:by [\w ]+? )?to \[(\d+)\]", 1.0),
+    ("hccl_connect_timeout_s", r"(?:^|[\s'\"])HCCL_CONNECT_TIMEOUT\s*[=:]\s*['\"]?(\d+)", 1.0),
+    ("hccl_connect_timeout_s", r"wait socket establish timeout,.*?timeout\[(\d+)", 1.0),
+    ("hccl_exec_timeout_s", r"HCCL_EXEC_TIMEOUT (?:is )?set (?:by [\w ]+? )?to \[(\d+)\]", 1.0),
+    ("hccl_exec_timeout_s", r"(?:^|[\s'\"])HCCL_EXEC_TIMEOUT\s*[=:]\s*['\"]?(\d+)", 1.0),
+    ("hccl_exec_timeout_s", r"notify wait timeout occurred.*?timeout=(\d+)s", 1.0),
+    ("hccl_watchdog_timeout_s", r"WorkHCCL\([^)]*Timeout\(ms\)=(\d+)", 0.001),
+    ("hccl_remote_rank", r"(?i)remote[ _]?rank(?:id)?\s*[\[:=]\s*(\d+)", 1.0),
+]
+
+# (signal, regex with one group): strings.
+_TEXT: list[tuple[str, str]] = [
+    ("aicore_fault_kernel", r"fault kernel_name=([\w.\-]+)"),
+]
+
+# The device NIC an HCCP/HCCL init or listen line names: `devid[0] ip[192.168.20.148]`, `listen on ip[...]`.
+_NIC = r"devid\[(?P<dev>\d+)\] ip\[(?P<ip>[0-9a-fA-F.:]+)\]|listen on ip\[(?P<lip>[0-9a-fA-F.:]+)\] and specific port\[(?P<port>\d+)\]"
+
+# Only lines holding one of these can carry a signal.
+_PREFILTER = (
+    r"HCCL_CONNECT_TIMEOUT|HCCL_EXEC_TIMEOUT|wait socket establish timeout|notify wait timeout|WorkHCCL|"
+    r"(?i:remote[ _]?rank)|fault kernel_name|devid\[|listen on ip\[|Cluster Exception Location|\|\s*[0-9a-fA-F.:]+\(\d+\)\s*\|"
+)
+
+
+def runtime_code_expr(col: str = "message") -> pl.Expr:
+    """CANN/MindIE/torch_npu codes first (``EI0006``, ``ERR02200``), else a runtime result code (``507014``)."""
+    return pl.coalesce(code_expr(col), pl.col(col).str.extract(RUNTIME_CODE, 1))
+
+
+def block_signals(records: pl.DataFrame) -> pl.DataFrame:
+    """Signals from CANN/HCCL error blocks in any records frame (the signal columns, conformed)."""
+    if records.height == 0:
+        return empty_signals()
+    engine = pl.coalesce(
+        pl.format("rank{}", pl.col("rank")),
+        pl.format("device{}", pl.col("device")),
+        pl.col("proc"),
+        pl.lit("process"),
+    )
+    base = records.filter(pl.col("message").str.contains(_PREFILTER)).select(
+        "file", "line", "source", "node", "ts", engine.alias("engine"), "message"
+    )
+    if base.height == 0:
+        return empty_signals()
+    parts: list[pl.DataFrame] = []
+    keys = ["file", "line", "source", "node", "ts", "engine"]
+    for name, pattern, scale in _NUMERIC:
+        value = pl.col("message").str.extract(pattern, 1).cast(pl.Float64, strict=False) * scale
+        parts.append(base.select(*keys, signal=pl.lit(name), value=value, text=pl.lit(None, pl.String)))
+    for name, pattern in _TEXT:
+        text = pl.col("message").str.extract(pattern, 1)
+        parts.append(base.select(*keys, signal=pl.lit(name), value=pl.lit(None, pl.Float64), text=text))
+    # LINK_ERROR_INFO rows: the remote (dest) and local (src) side of each failed link.
+    link = base.with_columns(_g=pl.col("message").str.extract_groups(LINK_ROW)).with_columns(
+        _l=pl.col("_g").struct.field("dip")
+    ).filter(pl.col("_l").is_not_null())
+    if link.height:
+        g = pl.col("_g").struct.field
+        local = pl.format("{}({})", g("sip"), g("srank"))
+        desc = pl.format("{}(rank {}):{} <- {}(rank {}) {} {}", g("dip"), g("drank"), g("dport"), g("sip"), g("srank"),
+                         g("role"), g("status"))
+        common = ["file", "line", "source", "node", "ts"]
+        parts.append(link.select(*common, engine=local, signal=pl.lit("hccl_link_remote_rank"),
+                                 value=g("drank").cast(pl.Float64, strict=False), text=g("dip")))
+        parts.append(link.select(*common, engine=local, signal=pl.lit("hccl_link_local_rank"),
+                                 value=g("srank").cast(pl.Float64, strict=False), text=g("sip")))
+        parts.append(link.select(*common, engine=local, signal=pl.lit("hccl_link_error"),
+                                 value=g("dport").cast(pl.Float64, strict=False), text=desc))
+        parts.append(link.select(*common, engine=local, signal=pl.lit("hccl_peer"), value=pl.lit(None, pl.Float64),
+                                 text=pl.format("rank {} ({}:{}, link {})", g("drank"), g("dip"), g("dport"), g("status"))))
+    stuck = base.with_columns(_g=pl.col("message").str.extract_groups(STUCK)).with_columns(
+        _ip=pl.col("_g").struct.field("ip")
+    ).filter(pl.col("_ip").is_not_null())
+    if stuck.height:
+        g = pl.col("_g").struct.field
+        parts.append(stuck.select(*keys, signal=pl.lit("hccl_stuck_location"),
+                                  value=g("id").cast(pl.Float64, strict=False),
+                                  text=pl.format("{}/{}", g("ip"), g("id"))))
+        parts.append(stuck.select(*keys, signal=pl.lit("hccl_peer"), value=pl.lit(None, pl.Float64),
+                                  text=pl.format("{}/{} (Cluster Exception Location, {})", g("ip"), g("id"),
+                                                 g("type").fill_null("stuck"))))
+    nic = base.with_columns(_g=pl.col("message").str.extract_groups(_NIC)).with_columns(
+        _ip=pl.coalesce(pl.col("_g").struct.field("ip"), pl.col("_g").struct.field("lip"))
+    ).filter(pl.col("_ip").is_not_null())
+    if nic.height:
+        g = pl.col("_g").struct.field
+        where = pl.when(g("dev").is_not_null()).then(pl.format("{} (device {})", pl.col("_ip"), g("dev")))
+        where = where.otherwise(pl.format("{}:{}", pl.col("_ip"), g("port")))
+        parts.append(nic.select(*keys, signal=pl.lit("npu_nic"), value=pl.lit(None, pl.Float64), text=where))
+    remote = pl.col("message").str.extract(r"(?i)remote[ _]?rank(?:id)?\s*[\[:=]\s*(\d+)", 1)
+    parts.append(base.select(*keys, signal=pl.lit("hccl_peer"), value=pl.lit(None, pl.Float64),
+                             text=pl.format("rank {}", remote)))
+    frame = pl.concat(parts, how="vertical_relaxed")
+    frame = frame.filter(pl.col("value").is_not_null() | pl.col("text").is_not_null())
+    frame = frame.unique(subset=["file", "line", "signal", "engine", "value", "text"], keep="first", maintain_order=True)
+    return conform_signals(frame.sort("file", "line", maintain_order=True))

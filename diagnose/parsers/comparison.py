@@ -1,0 +1,80 @@
+"""Validation facts: the tiny line format in which ``diagnose.compare`` states what it found by comparing
+this run's benchmark and accuracy results with a baseline (and the bundle's own server logs).
+
+``diagnose.compare`` writes these lines into a virtual file (``<validation>``) that joins the bundle before
+the rules run, so baseline-dependent rules are ordinary threshold rules on the signals below, and their
+evidence lines quote the numbers. Rule fixtures use the same text. One fact per line::
+
+    # diagnose validation facts v1                      (comments and blank lines are ignored)
+    compare metric=p99_tpot_ms run=bench-c64 baseline=52.1 this=67.73 change=+30.0% tolerance=10% verdict=regressed
+    compare metric=accuracy dataset=aime2024 baseline=80 this=76 change=-4.00pt tolerance=3pt verdict=regressed
+    not-comparable what=quantization baseline=W8A8 this=FP8
+    mismatch what=tp bench=8 server=16
+
+Values are single tokens or double-quoted strings. Signals emitted (``engine`` in brackets):
+
+    regression_pct                 [metric]   worsening in percent, on `compare` lines with verdict=regressed
+                                              and a relative change (`change=+30.0%`; failed requests are absolute)
+    accuracy_drop_points           [dataset]  accuracy lost in points, on regressed accuracy lines
+    comparison_not_comparable      [what]     1 per difference that makes the comparison not like for like
+    bench_server_mismatch          [what]     1 per benchmark set-up value that differs from the server's
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from diagnose.model import conform_records, conform_signals, empty_signals
+from diagnose.parsers.common import FileContext
+
+KIND = "validation-facts"
+
+VERBS = ("compare", "not-comparable", "mismatch")
+LINE = r"^(compare|not-comparable|mismatch)\s+\w+="
+
+
+def field(name: str) -> pl.Expr:
+    """The value of ``name=`` on the line: a bare token or a double-quoted string."""
+    raw = pl.col("text").str.extract(rf'(?:^|\s){name}=("[^"]*"|\S+)', 1)
+    return raw.str.strip_chars('"')
+
+
+def _num(name: str) -> pl.Expr:
+    return field(name).str.extract(r"^([+-]?\d+(?:\.\d+)?)", 1).cast(pl.Float64, strict=False)
+
+
+def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    verb = pl.col("text").str.extract(LINE, 1)
+    frame = lines.with_columns(verb=verb)
+    records = conform_records(
+        frame.with_columns(
+            file=pl.lit(ctx.path), source=pl.lit(ctx.kind), node=pl.lit(ctx.node, pl.String),
+            message=pl.col("text"), parsed=pl.col("verb").is_not_null() | pl.col("text").str.contains(r"^\s*(?:#|$)"),
+            year_known=pl.lit(False), event=pl.col("line"),
+            level=pl.when(pl.col("verb").is_null()).then(None)
+            .when((field("verdict") == "regressed") | pl.col("verb").is_in(["mismatch", "not-comparable"]))
+            .then(pl.lit("WARNING")).otherwise(pl.lit("INFO")),
+        )
+    )
+    facts = frame.filter(pl.col("verb").is_not_null())
+    if facts.height == 0:
+        return records, empty_signals()
+    regressed = field("verdict") == "regressed"
+    is_acc = field("metric") == "accuracy"
+    compare = facts.filter((pl.col("verb") == "compare") & regressed)
+    parts = [
+        compare.filter(~is_acc & field("change").str.ends_with("%")).select("line", signal=pl.lit("regression_pct"), engine=field("metric"),
+                                        value=_num("change").abs(), text=field("run")),
+        compare.filter(is_acc).select("line", signal=pl.lit("accuracy_drop_points"), engine=field("dataset"),
+                                       value=-_num("change"), text=pl.lit(None, pl.String)),
+        facts.filter(pl.col("verb") == "not-comparable").select(
+            "line", signal=pl.lit("comparison_not_comparable"), engine=field("what"), value=pl.lit(1.0),
+            text=pl.format("baseline {} vs this run {}", field("baseline"), field("this"))),
+        facts.filter(pl.col("verb") == "mismatch").select(
+            "line", signal=pl.lit("bench_server_mismatch"), engine=field("what"), value=pl.lit(1.0),
+            text=pl.format("benchmark {} vs server {}", field("bench"), field("server"))),
+    ]
+    signals = pl.concat(parts, how="vertical_relaxed").drop_nulls("value").with_columns(
+        file=pl.lit(ctx.path), source=pl.lit(ctx.kind), node=pl.lit(ctx.node, pl.String)
+    ).sort("line")
+    return records, conform_signals(signals)

@@ -1,0 +1,128 @@
+"""Preflight inside ``diagnose PATH``: find a model directory's JSON files, a launch script, a MindIE
+``config.json`` or vLLM's ``non-default args`` line in a bundle and add the preflight facts to the run.
+
+``Tap.wrap`` sits between ingest and the parsers: a file whose name says it may be a preflight input is read
+once here and handed on as an in-memory copy, so archive members (read as streams) need no second read.
+``Tap.finish`` builds the facts and parses them with the ``preflight`` parser; the facts appear as one input
+per model directory or launch, ``<dir>/preflight.facts`` (derived, not a file on disk).
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import re
+from dataclasses import dataclass, field, replace
+
+import polars as pl
+
+from diagnose.ingest.decode import decode
+from diagnose.model import InputFile
+from diagnose.parsers import preflight as preflight_parser
+from diagnose.parsers.common import FileContext, lines_frame
+from diagnose.preflight import checks, launch as launch_mod, modelcard
+
+MAX_TAP_BYTES = 64 * 1024 * 1024
+_MODEL_FILES = {modelcard.CONFIG, modelcard.INDEX, modelcard.QUANT_DESC}
+_SCRIPT = re.compile(r"(?i)\.(?:sh|bash)$|^(?:run|start|serve|launch)[\w-]*$")
+_NON_DEFAULT = r"non-default args: \{"
+
+
+@dataclass
+class Tap:
+    target: checks.Target = field(default_factory=checks.Target)
+    files: dict[str, str] = field(default_factory=dict)  # display path -> text
+
+    def wrap(self, sources):
+        for item in sources:
+            # `rel` drops a `.gz` suffix: a compressed weight map is the same input.
+            shown = getattr(item, "path", "")
+            rel = getattr(item, "rel", None) or shown
+            name = posixpath.basename(rel.replace("\\", "/").rsplit("!", 1)[-1])
+            key = shown[:-3] if shown.endswith(".gz") and not rel.endswith(".gz") else shown
+            size = getattr(item, "size", None)
+            if hasattr(item, "open") and (name in _MODEL_FILES or _SCRIPT.search(name)) and (size or 0) <= MAX_TAP_BYTES:
+                try:
+                    data = item.read()
+                except Exception:  # noqa: BLE001 - the normal parse reports the read error
+                    yield item
+                    continue
+                self.files[key] = decode(data)[0]
+                yield replace(item, open=lambda data=data: io.BytesIO(data))
+            else:
+                yield item
+
+    def finish(self, records: pl.DataFrame) -> tuple[list[pl.DataFrame], list[pl.DataFrame], list[InputFile]]:
+        launches = self._launches(records)
+        cards = self._cards()
+        outputs: list[tuple[str, str]] = []
+        used: set[int] = set()
+        for path, card in cards:
+            idx = _pick(card, launches)
+            launch = launches[idx] if idx is not None else None
+            if idx is not None:
+                used.add(idx)
+            facts = checks.compute(card, launch, self.target)
+            outputs.append((f"{path}/preflight.facts", checks.render(facts, card.path, launch.source if launch else None)))
+        for i, launch in enumerate(launches):
+            if i in used:
+                continue
+            facts = checks.compute(None, launch, self.target)
+            if len(facts) > 1:
+                where = posixpath.dirname(launch.source.split(" line ")[0]) or "."
+                outputs.append((f"{where}/preflight-{i + 1}.facts", checks.render(facts, None, launch.source)))
+        recs, sigs, inputs = [], [], []
+        for path, text in outputs:
+            lines = text.splitlines()
+            ctx = FileContext(path=path, node=None, kind=preflight_parser.KIND, mtime=None)
+            r, s = preflight_parser.parse(lines_frame(lines), ctx)
+            recs.append(r)
+            sigs.append(s)
+            inputs.append(InputFile(path=path, kind=preflight_parser.KIND, lines=len(lines), bytes=len(text.encode()),
+                                    note="derived by preflight from the model files and launch configuration"))
+        return recs, sigs, inputs
+
+    def _cards(self) -> list[tuple[str, modelcard.ModelCard]]:
+        dirs: dict[str, dict[str, str]] = {}
+        for path, text in self.files.items():
+            folder, name = posixpath.split(path.replace("\\", "/"))
+            if name in _MODEL_FILES:
+                dirs.setdefault(folder, {})[name] = text
+        out = []
+        for folder, found in sorted(dirs.items()):
+            config = found.get(modelcard.CONFIG)
+            if config is not None and launch_mod.looks_like_mindie_config(config):
+                config = None
+            if config is None and modelcard.INDEX not in found:
+                continue
+            card = modelcard.from_texts(folder or ".", config, found.get(modelcard.INDEX), found.get(modelcard.QUANT_DESC))
+            out.append((folder or ".", card))
+        return out
+
+    def _launches(self, records: pl.DataFrame) -> list[launch_mod.Launch]:
+        found: list[launch_mod.Launch] = []
+        for path, text in sorted(self.files.items()):
+            name = posixpath.basename(path)
+            if name == modelcard.CONFIG and launch_mod.looks_like_mindie_config(text):
+                found.append(launch_mod.parse_mindie_config(text, f"{path}", self.target.npus))
+            elif _SCRIPT.search(name) and re.search(r"vllm\s+serve|vllm\.entrypoints\.openai\.api_server", text):
+                found.append(launch_mod.parse_serve_script(text, path))
+        seen: set[str] = set()
+        if records.height and "message" in records.columns:
+            lines = records.filter(pl.col("message").str.contains(_NON_DEFAULT)).select("file", "line", "message")
+            for file, line, message in lines.iter_rows():
+                parsed = launch_mod.parse_non_default_args(message, f"{file} line {line}")
+                key = repr(sorted(parsed.args.items(), key=lambda kv: kv[0])) if parsed else ""
+                if parsed is not None and key not in seen:
+                    seen.add(key)
+                    found.append(parsed)
+        return found
+
+
+def _pick(card: modelcard.ModelCard, launches: list[launch_mod.Launch]) -> int | None:
+    """The launch that names this model directory, else the first (launch scripts and MindIE configs come
+    before the `non-default args` lines of logs)."""
+    for i, launch in enumerate(launches):
+        if launch.model and posixpath.basename(launch.model.rstrip("/")) == card.name:
+            return i
+    return 0 if launches else None

@@ -1,0 +1,142 @@
+"""``diagnose preflight MODEL_DIR [--serve-cmd ... | --serve-script FILE | --mindie-config FILE]``.
+
+Same output formats, JSON schema and exit codes as ``diagnose``: the facts go through the ``preflight``
+parser and the rules whose ``sources`` name ``preflight``, and the report is rendered by diagnose.report.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from diagnose.cli import EXIT_USAGE, SEVERITY_CHOICES, _default_lang, _width, exit_code
+from diagnose.model import InputFile, Skipped
+
+
+def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str | None, mindie_config: str | None,
+                target) -> tuple[str, list[InputFile], list[Skipped]]:
+    """The facts text for one model directory and one launch, plus the files read and the ones skipped."""
+    from diagnose.preflight import checks, launch as launch_mod, modelcard
+
+    inputs: list[InputFile] = []
+    skipped: list[Skipped] = []
+    card = None
+    if model_dir:
+        card = modelcard.load_model_dir(model_dir)
+        for name in (modelcard.CONFIG, modelcard.INDEX, modelcard.QUANT_DESC):
+            p = Path(model_dir) / name
+            packed = p.with_name(name + ".gz")
+            if str(packed) in card.files:
+                p = packed
+            if str(p) in card.files:
+                inputs.append(InputFile(path=str(p), kind="model-metadata", lines=0, bytes=p.stat().st_size))
+            elif not p.exists():
+                skipped.append(Skipped(str(p), "not in the model directory"))
+    launch = None
+    if serve_cmd:
+        launch = launch_mod.parse_serve_script(serve_cmd, "--serve-cmd")
+    elif serve_script or mindie_config:
+        path = Path(serve_script or mindie_config)
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise click.BadParameter(f"cannot read {path}: {exc.strerror or exc}")
+        inputs.append(InputFile(path=str(path), kind="launch", lines=text.count("\n") + 1, bytes=len(text.encode())))
+        if serve_script:
+            launch = launch_mod.parse_serve_script(text, str(path))
+            if not launch.command:
+                nd = launch_mod.parse_non_default_args(text, str(path))
+                launch = nd or launch
+        else:
+            launch = launch_mod.parse_mindie_config(text, str(path), target.npus)
+    facts = checks.compute(card, launch, target)
+    text = checks.render(facts, model_dir, launch.source if launch else None)
+    return text, inputs, skipped
+
+
+@click.command("preflight")
+@click.argument("model_dir", required=False, type=click.Path(file_okay=False))
+@click.option("--serve-cmd", help="The launch command line, e.g. \"vllm serve /models/DeepSeek-R1-W8A8 --tensor-parallel-size 8 ...\".")
+@click.option("--serve-script", type=click.Path(exists=True, dir_okay=False),
+              help="A shell script holding `vllm serve ...` (or a log with vLLM's `non-default args:` line).")
+@click.option("--mindie-config", type=click.Path(exists=True, dir_okay=False), help="MindIE service config.json.")
+@click.option("--npus", type=click.IntRange(1), help="NPUs the deployment gets, all nodes (e.g. 16 for 2 x 8).")
+@click.option("--npu-mem-gb", type=click.FloatRange(1), default=64.0, show_default=True, help="HBM per NPU, GiB.")
+@click.option("--reserve-gb", type=click.FloatRange(0), default=4.0, show_default=True,
+              help="Per-NPU memory that is neither weights nor KV cache (activations, HCCL buffers, graphs), GiB.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "junit", "markdown"]), default="text",
+              show_default=True, help="Output format (as for `diagnose`).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
+@click.option("--facts", "facts_out", type=click.Path(dir_okay=False, writable=True, allow_dash=True),
+              help="Also write the facts, with the capacity arithmetic (`-`: print them); `diagnose FILE.facts` re-checks them.")
+@click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default="error", show_default=True)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings.")
+@click.option("--lang", type=click.Choice(["en", "zh"]), default=None)
+@click.option("--color/--no-color", default=None)
+@click.option("-q", "--quiet", is_flag=True)
+def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_gb, reserve_gb, fmt, output, facts_out,
+              fail_on, exit_zero, lang, color, quiet):
+    """Check a model directory and its launch configuration before the service starts.
+
+    Reads config.json, model.safetensors.index.json and quant_model_description.json (metadata only) and the
+    launch settings; reports MTP weights missing, quantization descriptions that do not cover the weights,
+    parallel layouts the MLA/MoE kernels reject, and the KV capacity at max-model-len (with the arithmetic).
+    """
+    from diagnose.ingest.walk import SourceFile
+    from diagnose.pipeline import Options, catalog, diagnose_parsed, parse_sources
+    from diagnose.preflight.checks import Target
+    from diagnose.report import render
+
+    if sum(bool(x) for x in (serve_cmd, serve_script, mindie_config)) > 1:
+        click.echo("diagnose: error: give one of --serve-cmd, --serve-script, --mindie-config", err=True)
+        sys.exit(EXIT_USAGE)
+    if not model_dir and not (serve_cmd or serve_script or mindie_config):
+        click.echo("diagnose: error: give MODEL_DIR and/or a launch (--serve-cmd, --serve-script, --mindie-config)", err=True)
+        sys.exit(EXIT_USAGE)
+    if model_dir and not Path(model_dir).is_dir():
+        click.echo(f"diagnose: error: {model_dir}: not a directory", err=True)
+        sys.exit(EXIT_USAGE)
+    target = Target(npus=npus, npu_mem_gib=npu_mem_gb, reserve_gib=reserve_gb)
+    try:
+        text, inputs, skipped = build_facts(model_dir, serve_cmd, serve_script, mindie_config, target)
+    except click.BadParameter as exc:
+        click.echo(f"diagnose: error: {exc.message}", err=True)
+        sys.exit(EXIT_USAGE)
+    if facts_out == "-":  # show the facts (capacity arithmetic included); stderr when stdout is machine-readable
+        click.echo(text, err=fmt != "text")
+    elif facts_out:
+        try:
+            Path(facts_out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            click.echo(f"diagnose: error: cannot write {facts_out}: {exc.strerror or exc}", err=True)
+            sys.exit(EXIT_USAGE)
+    facts_path = facts_out if facts_out and facts_out != "-" else str(Path(model_dir or ".") / "preflight.facts")
+    data = text.encode("utf-8")
+    src = SourceFile(path=facts_path, rel=facts_path, node=None, size=len(data), mtime=None, open=lambda: _bytes(data))
+    options = Options(lang=lang or _default_lang(), kind="preflight")
+    rules, rule_errors = catalog(options)
+    rules = [r for r in rules if "preflight" in r.sources]
+    parsed = parse_sources([src], options)
+    parsed.inputs = inputs + parsed.inputs
+    parsed.skipped = skipped + parsed.skipped
+    report = diagnose_parsed(parsed, rules, rule_errors, options)
+    use_color = color if color is not None else (output is None and sys.stdout.isatty())
+    out = render(fmt, report, color=use_color if fmt == "text" else False, width=_width() if use_color else 110,
+                 lang=options.lang, paths=[model_dir or "."], fail_on=fail_on, catalog=rules)
+    if output:
+        try:
+            Path(output).write_text(out, encoding="utf-8")
+        except OSError as exc:
+            click.echo(f"diagnose: error: cannot write {output}: {exc.strerror or exc}", err=True)
+            sys.exit(EXIT_USAGE)
+    elif not quiet:
+        click.echo(out, nl=False)
+    sys.exit(exit_code(report, fail_on, exit_zero))
+
+
+def _bytes(data: bytes):
+    import io
+
+    return io.BytesIO(data)

@@ -1,0 +1,88 @@
+"""GitHub Actions workflow commands: ``::error``/``::warning``/``::notice`` annotations, one per finding.
+
+critical and error findings become ``::error``, warning ``::warning``, info ``::notice``. GitHub shows at most
+10 annotations of each kind per step (50 per job) and drops the rest silently, so at most ``max_per_kind``
+(10) of each kind are printed, most severe first and in ranked order; when some were left out a last
+``::notice`` says how many (if the notice budget allows). Values are escaped as the runner expects: data
+``%`` → ``%25``, CR → ``%0D``, LF → ``%0A``; properties also ``:`` → ``%3A`` and ``,`` → ``%2C``. Every
+command is a single line, so log text cannot start a command of its own.
+"""
+
+from __future__ import annotations
+
+from diagnose.model import SEVERITY_RANK, Report
+from diagnose.report.sarif import primary_location, relative_path
+
+KINDS = {"critical": "error", "error": "error", "warning": "warning", "info": "notice"}
+MAX_PER_KIND = 10
+MAX_MESSAGE = 4000
+
+
+def escape_data(value: str) -> str:
+    return str(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(kind: str, message: str, **props) -> str:
+    items = ",".join(f"{k}={escape_property(v)}" for k, v in props.items() if v not in (None, ""))
+    return f"::{kind}{' ' + items if items else ''}::{escape_data(message)}"
+
+
+def annotations(report: Report, paths: list[str] | None = None, max_per_kind: int = MAX_PER_KIND) -> list[str]:
+    order = sorted(range(len(report.findings)), key=lambda i: (-SEVERITY_RANK[report.findings[i].severity], i))
+    used = {"error": 0, "warning": 0, "notice": 0}
+    lines = []
+    dropped = 0
+    for i in order:
+        f = report.findings[i]
+        kind = KINDS.get(f.severity, "warning")
+        if used[kind] >= max_per_kind:
+            dropped += 1
+            continue
+        used[kind] += 1
+        file, line = primary_location(f, report)
+        message = f.summary or f.title
+        if f.caused_by:
+            message += f" (likely a consequence of {f.caused_by})"
+        if f.remediation:
+            message += "\n\nWhat to do:\n" + f.remediation.strip()
+        if len(message) > MAX_MESSAGE:
+            message = message[: MAX_MESSAGE - 1] + "…"
+        lines.append(command(kind, message, file=relative_path(file, paths), line=str(line),
+                             title=f"{f.rule_id} {f.title}"))
+    if report.incomplete and used["error"] < max_per_kind:
+        used["error"] += 1
+        lines.append(command("error", "diagnose: the diagnosis is incomplete (a parser or rule failed); "
+                                      "see the report's errors", title="diagnose incomplete"))
+    if report.skipped:
+        # Inputs that were not read must not pass silently: a warning when a limit, a corrupt archive or an
+        # access problem stopped the reading, a notice when only binary or special files were left out.
+        serious = [s for s in report.skipped if not _benign(s.reason)]
+        kind = "warning" if serious else "notice"
+        if used[kind] < max_per_kind:
+            used[kind] += 1
+            shown = serious or report.skipped
+            listed = "\n".join(f"{relative_path(s.path, paths)}: {s.reason}" for s in shown[:5])
+            more = f"\n… {len(shown) - 5} more" if len(shown) > 5 else ""
+            lines.append(command(kind, f"{len(report.skipped)} inputs were not read:\n{listed}{more}",
+                                 title="diagnose: inputs skipped"))
+    if dropped and used["notice"] < max_per_kind:
+        lines.append(command("notice", f"{dropped} more findings were not annotated (GitHub shows at most "
+                                       f"{max_per_kind} of each kind); see the job summary or the JSON report",
+                             title="diagnose"))
+    return lines
+
+
+_BENIGN = ("binary file", "symbolic link", "link inside archive", "special file", "not a regular file")
+
+
+def _benign(reason: str) -> bool:
+    return reason.startswith(_BENIGN)
+
+
+def render(report: Report, paths: list[str] | None = None, max_per_kind: int = MAX_PER_KIND, **_options) -> str:
+    lines = annotations(report, paths, max_per_kind)
+    return "".join(line + "\n" for line in lines)

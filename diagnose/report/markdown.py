@@ -1,0 +1,178 @@
+"""GitHub-flavoured Markdown summary (``$GITHUB_STEP_SUMMARY``, merge-request comments, tickets).
+
+A header line, a summary table of the findings, then the top findings with their evidence and remediation.
+The whole text stays under ``max_bytes`` (default 1,000,000 bytes; GitHub refuses step summaries over
+1 MiB) whatever the input: table rows, sections and evidence lines are capped, and what is left out is
+counted ("N more in the JSON report").
+
+Log text is untrusted: in table cells and prose it is escaped (``|``, backticks, ``*_[]~\\``, ``<>&`` as HTML
+entities, newlines flattened), and evidence goes into fenced code blocks whose fence is longer than any
+backtick run inside, so a log line can neither break the table nor inject HTML or links. Remediation text is
+authored Markdown from the rule files and is kept as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from diagnose.model import Finding, Report
+from diagnose.report.sarif import relative_path
+
+MAX_BYTES = 1_000_000
+MAX_TABLE_ROWS = 100
+MAX_SECTIONS = 25
+MAX_EVIDENCE = 5
+MAX_LINE = 500
+ICONS = {"critical": "🛑", "error": "🔴", "warning": "🟠", "info": "🔵"}
+
+LABELS = {
+    "en": {
+        "findings": "findings", "finding": "finding",
+        "read": "Read {n} files ({kinds}), {lines} lines; {rules} rules checked",
+        "skipped_n": "; {n} skipped", "incomplete": "The diagnosis is incomplete: a parser or rule failed internally "
+        "({n} errors). Do not read a short list as a clean bill of health.", "none": "No findings.",
+        "cols": "| # | Severity | Rule | Title | Count | Where | First seen |",
+        "more_rows": "{n} more in the JSON report.",
+        "more_findings": "{n} more findings in the JSON report (`--json FILE`).", "skipped": "Skipped inputs",
+        "more_skipped": "{n} more in the JSON report", "errors": "Internal errors (the run is incomplete):",
+        "because": "Likely a consequence of", "evidence": "Evidence", "more_evidence": "{n} more evidence lines in "
+        "the JSON report.", "fix": "What to do", "refs": "References",
+    },
+    "zh": {
+        "findings": "个问题", "finding": "个问题", "read": "已读取 {n} 个文件（{kinds}），{lines} 行；检查了 {rules} 条规则",
+        "skipped_n": "；跳过 {n} 个", "incomplete": "诊断不完整：有解析器或规则内部出错（{n} 个错误）。发现列表短不代表没有问题。",
+        "none": "未发现问题。", "cols": "| # | 严重程度 | 规则 | 标题 | 次数 | 位置 | 首次出现 |",
+        "more_rows": "另有 {n} 项见 JSON 报告。", "more_findings": "另有 {n} 个问题见 JSON 报告（`--json FILE`）。",
+        "skipped": "已跳过的输入", "more_skipped": "另有 {n} 项见 JSON 报告", "errors": "内部错误（结果不完整）：",
+        "because": "可能是以下问题的后果：", "evidence": "证据", "more_evidence": "另有 {n} 行证据见 JSON 报告。",
+        "fix": "处理建议", "refs": "参考",
+    },
+}
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]~|#])")
+
+
+def escape(text: str) -> str:
+    """Inline-safe Markdown for untrusted text (a table cell or a sentence)."""
+    text = _CONTROL.sub("", str(text).replace("\r\n", " ").replace("\n", " ").replace("\t", " "))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def code_block(lines: list[str], info: str = "text") -> str:
+    body = "\n".join(_CONTROL.sub("", line.replace("\t", "    ")) for line in lines)
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{body}\n{fence}\n"
+
+
+def _clip(text: str, limit: int = MAX_LINE) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render(report: Report, paths: list[str] | None = None, fail_on: str = "error", max_bytes: int = MAX_BYTES,
+           lang: str = "en", **_options) -> str:
+    lab = LABELS.get(lang, LABELS["en"])
+    budget = max(4096, int(max_bytes)) - 512  # room for the closing lines
+    out: list[str] = []
+    used = 0
+
+    def add(chunk: str) -> bool:
+        nonlocal used
+        size = len(chunk.encode("utf-8"))
+        if used + size > budget:
+            return False
+        out.append(chunk)
+        used += size
+        return True
+
+    findings = report.findings
+    sev = Counter(f.severity for f in findings)
+    sev_text = ", ".join(f"{sev[s]} {s}" for s in ("critical", "error", "warning", "info") if sev[s])
+    noun = lab["finding"] if len(findings) == 1 else lab["findings"]
+    add(f"## diagnose: {len(findings)} {noun}" + (f" ({sev_text})" if sev_text else "") + "\n\n")
+    kinds = Counter(i.kind for i in report.inputs)
+    kind_text = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+    lines = sum(i.lines for i in report.inputs)
+    head = lab["read"].format(n=len(report.inputs), kinds=escape(kind_text) or "-", lines=lines,
+                              rules=len(report.rules_checked))
+    if report.skipped:
+        head += lab["skipped_n"].format(n=len(report.skipped))
+    add(head + ("。" if lang == "zh" else ".") + "\n\n")
+    if report.incomplete:
+        add("> [!WARNING]\n> " + lab["incomplete"].format(n=len(report.errors)) + "\n\n")
+
+    if not findings:
+        add(lab["none"] + "\n\n")
+    else:
+        add(lab["cols"] + "\n|---:|---|---|---|---:|---|---|\n")
+        shown_rows = 0
+        for i, f in enumerate(findings[:MAX_TABLE_ROWS], 1):
+            title = escape(f.title) + (f" ← {escape(f.caused_by)}" if f.caused_by else "")
+            first = f.first_seen.strftime("%Y-%m-%d %H:%M:%S") if f.first_seen else "-"
+            row = (f"| {i} | {ICONS.get(f.severity, '')} {f.severity} | {escape(f.rule_id)} "
+                   f"| {title} | {f.count} | {escape(_where(f)) or '-'} | {first} |\n")
+            if not add(row):
+                break
+            shown_rows += 1
+        if shown_rows < len(findings):
+            add("\n_" + lab["more_rows"].format(n=len(findings) - shown_rows) + "_\n")
+        add("\n")
+
+        shown = 0
+        for i, f in enumerate(findings[:MAX_SECTIONS], 1):
+            if not add(_section(i, f, paths, lab)):
+                break
+            shown += 1
+        if shown < len(findings):
+            add("_" + lab["more_findings"].format(n=len(findings) - shown) + "_\n\n")
+
+    if report.skipped:
+        add(f"<details><summary>{lab['skipped']} ({len(report.skipped)})</summary>\n\n")
+        n = 0
+        for s in report.skipped[:50]:
+            if not add(f"- {escape(s.path)}: {escape(s.reason)}\n"):
+                break
+            n += 1
+        if n < len(report.skipped):
+            add("- … " + lab["more_skipped"].format(n=len(report.skipped) - n) + "\n")
+        add("\n</details>\n\n")
+    if report.errors:
+        add(f"**{lab['errors']}**\n\n")
+        for e in report.errors[:20]:
+            if not add(f"- {escape(_clip(e))}\n"):
+                break
+        add("\n")
+    text = "".join(out)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _where(f: Finding) -> str:
+    parts = []
+    if f.nodes:
+        parts.append(", ".join(f.nodes[:3]) + ("…" if len(f.nodes) > 3 else ""))
+    if f.ranks:
+        parts.append("rank " + ",".join(map(str, f.ranks[:4])) + ("…" if len(f.ranks) > 4 else ""))
+    return " ".join(parts)
+
+
+def _section(i: int, f: Finding, paths, lab: dict) -> str:
+    parts = [f"### {i}. {ICONS.get(f.severity, '')} {f.severity.upper()} {escape(f.rule_id)} "
+             f"{escape(f.name)}: {escape(f.title)}\n\n"]
+    parts.append(escape(f.summary) + "\n\n")
+    if f.caused_by:
+        parts.append(f"{lab['because']} **{escape(f.caused_by)}**\n\n")
+    if f.evidence:
+        parts.append(f"**{lab['evidence']}**\n\n")
+        lines = [f"{relative_path(e.file, paths)}:{e.line}: {_clip(e.text)}" for e in f.evidence[:MAX_EVIDENCE]]
+        parts.append(code_block(lines))
+        if len(f.evidence) > MAX_EVIDENCE:
+            parts.append("\n_" + lab["more_evidence"].format(n=len(f.evidence) - MAX_EVIDENCE) + "_\n")
+        parts.append("\n")
+    if f.remediation:
+        parts.append(f"**{lab['fix']}**\n\n" + _clip(f.remediation.strip(), 8000) + "\n\n")
+    if f.references:
+        parts.append(f"{lab['refs']}: " + "; ".join(escape(r) for r in f.references[:10]) + "\n\n")
+    return "".join(parts)

@@ -1,0 +1,231 @@
+"""SARIF 2.1.0 report (GitHub code scanning, Azure DevOps, any SARIF viewer).
+
+One run; ``tool.driver.rules`` lists every rule that was checked (help text = the remediation), and each
+finding is one result with its rule, level, message and at least one location: the first evidence line,
+further evidence as ``relatedLocations``. A finding without evidence (an ``absence`` rule) points at line 1 of
+the first file of its node, so no result is ever without a location (GitHub rejects those).
+
+Paths are made relative to the input root given on the command line: ``logs/node-1/x.log`` read from
+``logs`` becomes ``node-1/x.log``; an archive member ``a.tgz!job/x.log`` read from ``a.tgz`` becomes
+``job/x.log`` (a nested archive stays a folder: ``job/node-2.tar.gz/x.log``). With several input roots each
+path starts with its root's name. ``partialFingerprints`` hash rule id + that relative path + the evidence
+text with times and numbers normalised, so the same problem in tomorrow's run is the same alert.
+
+Bytes are deterministic: no times, no absolute paths, findings in the report's ranked order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+import re
+from urllib.parse import quote
+
+from diagnose import __version__
+from diagnose.model import Finding, Report
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+LEVELS = {"critical": "error", "error": "error", "warning": "warning", "info": "note"}
+FINGERPRINT_KEY = "diagnoseEvidence/v1"
+MAX_RELATED = 100  # GitHub keeps at most 1,000 locations per result
+
+# Leading times and dates of the common headers, hex numbers, then any digits: what changes between runs.
+_NORMALISE = [
+    (re.compile(r"\d{4}[-/]\d{1,2}[-/]\d{1,2}[ T]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?"), " "),
+    (re.compile(r"\b\d{1,2}-\d{1,2} \d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?"), " "),
+    (re.compile(r"0x[0-9a-fA-F]+"), "#"),
+    (re.compile(r"\d+"), "#"),
+    (re.compile(r"\s+"), " "),
+]
+
+
+def normalise(text: str) -> str:
+    for pattern, repl in _NORMALISE:
+        text = pattern.sub(repl, text)
+    return text.strip()
+
+
+def fingerprint(rule_id: str, uri: str, text: str) -> str:
+    digest = hashlib.sha256(f"{rule_id}\0{uri}\0{normalise(text)}".encode("utf-8", "replace"))
+    return digest.hexdigest()[:32]
+
+
+def relative_path(display: str, roots: list[str] | None = None) -> str:
+    """The path of ``display`` (a file path, or ``archive!member[!member]``) relative to its input root.
+
+    ``roots`` are the paths given on the command line; without them only archive members are made relative
+    (to their archive) and other paths lose a leading ``/`` or ``./``.
+    """
+    if display in ("<stdin>", "-"):
+        return "stdin"
+    outer, *members = display.replace("\\", "/").split("!")
+    members = [m.strip("/") for m in members if m.strip("/")]
+    roots = [r for r in (roots or []) if r and r != "-"]
+    prefix = ""
+    rel = None
+    for root in roots:
+        nroot = posixpath.normpath(root.replace("\\", "/"))
+        nouter = posixpath.normpath(outer)
+        if nouter == nroot:
+            rel = "" if members else posixpath.basename(nouter)
+        elif nouter.startswith(nroot.rstrip("/") + "/") or nroot == ".":
+            rel = posixpath.relpath(nouter, nroot)
+        else:
+            continue
+        if len(roots) > 1:
+            prefix = posixpath.basename(nroot.rstrip("/")) or "root"
+        break
+    if rel is None:
+        if members:
+            rel = ""
+        else:
+            rel = posixpath.normpath(outer).lstrip("/")
+            while rel.startswith("../"):
+                rel = rel[3:]
+    parts = [p for p in [prefix, rel, *members] if p and p != "."]
+    path = "/".join(parts) or posixpath.basename(outer) or "input"
+    return posixpath.normpath(path)
+
+
+def relative_uri(display: str, roots: list[str] | None = None) -> str:
+    return quote(relative_path(display, roots), safe="/-._~!$&'()*+,;=@")
+
+
+def primary_location(f: Finding, report: Report) -> tuple[str, int]:
+    """(display path, line) of the first evidence; without evidence, line 1 of a file of the finding's node."""
+    if f.evidence:
+        return f.evidence[0].file, max(1, int(f.evidence[0].line or 1))
+    nodes = set(f.nodes)
+    for inp in report.inputs:
+        if not nodes or inp.node in nodes:
+            return inp.path, 1
+    if report.inputs:
+        return report.inputs[0].path, 1
+    return "input", 1
+
+
+def rule_entries(report: Report, catalog=None, lang: str = "en") -> list[dict]:
+    """Rules checked (sorted by id), plus any rule that has a finding but was not listed."""
+    by_id: dict[str, dict] = {}
+    for brief in report.rules_checked:
+        by_id[brief["id"]] = dict(brief)
+    for f in report.findings:
+        by_id.setdefault(f.rule_id, {"id": f.rule_id, "name": f.name, "category": f.category,
+                                     "severity": f.severity, "title": f.title})
+    help_from_findings = {}
+    for f in report.findings:
+        help_from_findings.setdefault(f.rule_id, f.remediation)
+    rules_by_id = {}
+    if catalog:
+        rules_by_id = {r.id: r for r in catalog}
+    out = []
+    for rid in sorted(by_id):
+        brief = by_id[rid]
+        rule = rules_by_id.get(rid)
+        title = brief.get("title") or rid
+        description = (rule.text("description", lang).strip() if rule else "") or title
+        remediation = help_from_findings.get(rid) or (rule.text("remediation", lang).strip() if rule else "")
+        remediation = remediation.strip() or f"See `diagnose rules show {rid}`."
+        entry = {
+            "id": rid,
+            "name": brief.get("name") or rid,
+            "shortDescription": {"text": title},
+            "fullDescription": {"text": description},
+            "help": {"text": remediation, "markdown": remediation},
+            "defaultConfiguration": {"level": LEVELS.get(brief.get("severity", ""), "warning")},
+            "properties": {
+                "tags": [t for t in ("diagnose", brief.get("category")) if t],
+                "severity": brief.get("severity", "warning"),
+            },
+        }
+        out.append(entry)
+    return out
+
+
+def build(report: Report, paths: list[str] | None = None, catalog=None, lang: str = "en") -> dict:
+    rules = rule_entries(report, catalog, lang)
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    results = []
+    for f in report.findings:
+        file, line = primary_location(f, report)
+        uri = relative_uri(file, paths)
+        anchor_text = f.evidence[0].text if f.evidence else f.summary
+        location = _location(uri, line, f.evidence[0].text if f.evidence else None)
+        result = {
+            "ruleId": f.rule_id,
+            "ruleIndex": index[f.rule_id],
+            "level": LEVELS.get(f.severity, "warning"),
+            "message": {"text": _message(f)},
+            "locations": [location],
+            "partialFingerprints": {FINGERPRINT_KEY: fingerprint(f.rule_id, uri, anchor_text)},
+            "properties": {
+                "severity": f.severity,
+                "category": f.category,
+                "count": f.count,
+                "nodes": list(f.nodes),
+                "ranks": list(f.ranks),
+                "firstSeen": f.first_seen.isoformat(sep=" ") if f.first_seen else None,
+                "lastSeen": f.last_seen.isoformat(sep=" ") if f.last_seen else None,
+                "causedBy": f.caused_by,
+            },
+        }
+        related = []
+        for i, ev in enumerate(f.evidence[1:MAX_RELATED + 1], 1):
+            loc = _location(relative_uri(ev.file, paths), max(1, int(ev.line or 1)), ev.text)
+            loc["id"] = i
+            loc["message"] = {"text": f"evidence {i + 1}"}
+            related.append(loc)
+        if related:
+            result["relatedLocations"] = related
+        results.append(result)
+    notifications = [
+        {"level": "warning", "message": {"text": f"skipped {s.path}: {s.reason}"},
+         "descriptor": {"id": "input-skipped"}}
+        for s in report.skipped
+    ] + [
+        {"level": "error", "message": {"text": e}, "descriptor": {"id": "internal-error"}} for e in report.errors
+    ]
+    invocation = {"executionSuccessful": not report.incomplete}
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    driver = {
+        "name": "diagnose",
+        "version": __version__,
+        "semanticVersion": __version__,
+        "rules": rules,
+    }
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": driver},
+                "invocations": [invocation],
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
+    }
+
+
+def _location(uri: str, line: int, snippet: str | None) -> dict:
+    region: dict = {"startLine": line}
+    if snippet is not None:
+        region["snippet"] = {"text": snippet[:2000]}
+    return {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}
+
+
+def _message(f: Finding) -> str:
+    text = f"{f.title}: {f.summary}" if f.summary else f.title
+    if f.caused_by:
+        text += f" (likely a consequence of {f.caused_by})"
+    return text
+
+
+def render(report: Report, paths: list[str] | None = None, catalog=None, lang: str = "en", **_options) -> str:
+    return json.dumps(build(report, paths, catalog, lang), ensure_ascii=False, indent=2) + "\n"
+
+
+__all__ = ["render", "build", "relative_path", "relative_uri", "fingerprint", "normalise", "primary_location",
+           "LEVELS"]

@@ -1,0 +1,252 @@
+"""Root cause across ranks: when several ranks time out, say which rank failed first.
+
+Runs after ``rank.rank_findings`` (whose contract it keeps: same findings, ``caused_by`` on echoes) on the
+ranked findings, the rules that produced them and the frames. With every fired pattern rule's full hit list:
+
+* **waiting ranks**: the (node, rank) pairs that consequence rules of the communication category hit (HCCL
+  notify/socket timeouts, watchdog, link errors; engine death does not count as waiting); plog ranks are preferred when there are any, since worker labels may carry a
+  TP index rather than the global rank. Fewer than two: nothing to do.
+* **the first failure**: the earliest hit of a non-consequence rule of severity ``error`` or worse (stamps are
+  compared to the second first, and plog lines, which carry microseconds, win a tie with a whole-second vLLM
+  stamp of the same event); failing that, the earliest ``ERROR`` record with a rank before the first timeout;
+  failing that, the peer the waiting ranks name (``Cluster Exception Location``, link table, ``remote rank``).
+
+The finding that holds the first failure is moved to the top with the sentence "rank 13 on node-1 failed first
+at T; 14 ranks timed out waiting for it" before its summary, and every consequence finding points at it. When no
+rule holds the first failure, a finding ``RC001 first-failing-rank`` says it. The facts behind the sentence are
+in ``facts`` (``root_rank``, ``root_node``, ``root_time``, ``waiting_ranks``, ``named_peer``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, timedelta
+
+import polars as pl
+
+from diagnose.engine.rulefile import Rule
+from diagnose.engine.select import select
+from diagnose.model import SEVERITY_RANK, Evidence, Finding
+
+ROOT_ID = "RC001"
+_TIMEOUTS = ("hccl_exec_timeout_s", "hccl_connect_timeout_s", "hccl_watchdog_timeout_s")
+
+_TEXT = {
+    "en": {
+        "first": "{who} failed first at {when}; {n} ranks timed out waiting for it ({waiting}).",
+        "named": " The waiting ranks name {peer} as the peer they wait on ({k} lines).",
+        "title": "First failing rank: the others timed out waiting for it",
+        "silent": "{n} ranks timed out waiting; they name {peer} ({k} lines) as the peer they wait on, which logged no error "
+                  "of its own here: it hung, was killed, or its logs are missing.",
+        "remedy": "- Read the logs of this rank first (its worker output and its plog `~/ascend/log/debug/plog/plog-<pid>_*.log`);\n"
+                  "  the timeouts on the other ranks are echoes.\n"
+                  "- If it shows no error: collect its plog and `npu-smi info` from its node, check whether the process was "
+                  "killed (OOM killer, `dmesg`) or hung (`py-spy dump --pid <pid>`).\n"
+                  "- Make sure every rank runs the same collectives; raise `HCCL_EXEC_TIMEOUT` only for legitimately long steps.",
+    },
+    "zh": {
+        "first": "{who}最先失败，时间 {when}；{n} 个 rank 因等待它而超时（{waiting}）。",
+        "named": " 等待的 rank 指向 {peer}（{k} 行）。",
+        "title": "最先失败的 rank：其他 rank 因等待它而超时",
+        "silent": "{n} 个 rank 等待超时；它们指向的对端 {peer}（{k} 行）在这里没有自己的报错：它可能卡住、被杀，或日志缺失。",
+        "remedy": "- 先看这个 rank 的日志（worker 输出和 plog `~/ascend/log/debug/plog/plog-<pid>_*.log`）；其他 rank 的超时是回声。\n"
+                  "- 若它没有报错：收集它的 plog 和所在节点的 `npu-smi info`，检查进程是否被杀（OOM killer、`dmesg`）或卡住"
+                  "（`py-spy dump --pid <pid>`）。\n"
+                  "- 确保所有 rank 执行相同的集合通信；仅当单步确实很长时才调大 `HCCL_EXEC_TIMEOUT`。",
+    },
+}
+
+
+def find_root_cause(findings: list[Finding], rules: list[Rule], records: pl.DataFrame, signals: pl.DataFrame,
+                    lang: str = "en") -> list[Finding]:
+    """Return the findings with the first-failing rank's finding first (see the module docstring)."""
+    txt = _TEXT.get(lang, _TEXT["en"])
+    by_id = {r.id: r for r in rules}
+    echo = _hits([f for f in findings if f.consequence], by_id, records, signals)
+    timeouts = {f.rule_id for f in findings if f.consequence and f.category == "communication"}
+    waiting = echo.filter(pl.col("rank").is_not_null() & pl.col("rule_id").is_in(list(timeouts)))
+    if waiting.filter(pl.col("source") == "plog").height:
+        waiting = waiting.filter(pl.col("source") == "plog")
+    keys = waiting.select("node", "rank").unique()
+    if keys.height < 2:
+        return findings
+    causes = [f for f in findings if not f.consequence and SEVERITY_RANK[f.severity] >= SEVERITY_RANK["error"]]
+    cause_hits = _hits(causes, by_id, records, signals)
+    # A communication error on a rank that is itself waiting (EI0006 at connect, next to its link table) is
+    # part of the waiting, not a first failure.
+    comm = [f.rule_id for f in causes if f.category == "communication"]
+    cause_hits = cause_hits.join(
+        keys.with_columns(_w=pl.lit(True)), on=["node", "rank"], how="left", nulls_equal=True
+    ).filter(~(pl.col("_w").fill_null(False) & pl.col("rule_id").is_in(comm))).drop("_w")
+    # The first failure precedes the waits by at most the longest timeout in force (default HCCL_EXEC_TIMEOUT
+    # 1836 s) plus a margin: an older error (another incident in the same folder) is not it.
+    first_echo = waiting["ts"].drop_nulls().min()
+    last_echo = waiting["ts"].drop_nulls().max()
+    if first_echo is not None:
+        limits = signals.filter(pl.col("signal").is_in(list(_TIMEOUTS)))["value"].drop_nulls() if signals.height else None
+        longest = max([1836.0] + ([float(limits.max())] if limits is not None and limits.len() else []))
+        in_window = pl.col("ts").is_between(first_echo - timedelta(seconds=longest + 600), last_echo)
+        cause_hits = cause_hits.filter(in_window)
+    root = _earliest(cause_hits.filter(pl.col("rank").is_not_null() | pl.col("node").is_not_null()))
+    if root is None:
+        errors = records.filter(pl.col("level").is_in(["ERROR", "CRITICAL"]) & pl.col("rank").is_not_null())
+        errors = errors.join(echo.select("file", "event").unique(), on=["file", "event"], how="anti")
+        if first_echo is not None:
+            errors = errors.filter(in_window & (pl.col("ts") < first_echo))
+        # Lines of a rank's own timeout block (just before its first echo line) are not a first failure.
+        per_file = echo.group_by("file").agg(pl.col("ts").min().alias("_echo"))
+        errors = errors.join(per_file, on="file", how="left").filter(
+            pl.col("_echo").is_null() | (pl.col("ts") < pl.col("_echo") - pl.duration(seconds=1))
+        ).drop("_echo")
+        root = _earliest(errors.select("file", "line", "source", "node", "ts", "rank", pl.lit(None, pl.String).alias("rule_id")))
+    peer, peer_n = _named_peer(signals)
+    others = keys
+    if root is not None and root["rank"] is not None:
+        others = keys.filter(~((pl.col("rank") == root["rank"]) & pl.col("node").eq_missing(root["node"])))
+    waiting_text = _ranks_text(others)
+    n = others.height
+    if root is None and peer is None:
+        return findings
+    if root is None:
+        summary = txt["silent"].format(n=n, peer=peer, k=peer_n)
+        facts = {"waiting_ranks": n, "named_peer": peer}
+        finding = _synthetic(txt, summary, facts, echo, None, records)
+        return _reorder(findings, finding)
+    who = _who(root, lang)
+    sentence = txt["first"].format(who=who, when=_fmt(root["ts"]), n=n, waiting=waiting_text)
+    if peer is not None:
+        sentence += txt["named"].format(peer=peer, k=peer_n)
+    facts = {
+        "root_rank": root["rank"], "root_node": root["node"], "root_time": _fmt(root["ts"]),
+        "waiting_ranks": n, "named_peer": peer,
+    }
+    holder = next((f for f in findings if f.rule_id == root["rule_id"]), None)
+    if holder is None:
+        finding = _synthetic(txt, sentence, facts, echo, root, records)
+        return _reorder(findings, finding)
+    holder.summary = f"{sentence} {holder.summary}"
+    holder.facts.update({k: v for k, v in facts.items() if v is not None})
+    ev = Evidence(file=root["file"], line=int(root["line"]), text=_line_text(records, root["file"], root["line"]))
+    holder.evidence = [ev] + [e for e in holder.evidence if (e.file, e.line) != (ev.file, ev.line)][:4]
+    return _reorder(findings, holder)
+
+
+def _hits(findings: list[Finding], by_id: dict[str, Rule], records: pl.DataFrame, signals: pl.DataFrame) -> pl.DataFrame:
+    """Every hit (not just the evidence) of the pattern rules behind ``findings``, with the rule id."""
+    frames = []
+    for f in findings:
+        rule = by_id.get(f.rule_id)
+        if rule is None or rule.match.get("kind") != "pattern":
+            continue
+        try:
+            hits = select(rule.match, records, signals, rule.sources or None)
+        except Exception:  # noqa: BLE001 - the rule already ran; a failure here only loses precision
+            continue
+        frames.append(hits.select("file", "line", "source", "node", "ts", "rank", "event",
+                                  pl.lit(f.rule_id).alias("rule_id")))
+    if not frames:
+        return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "source": pl.String, "node": pl.String,
+                                    "ts": pl.Datetime("us"), "rank": pl.Int32, "event": pl.UInt32, "rule_id": pl.String})
+    return pl.concat(frames, how="vertical_relaxed")
+
+
+def _earliest(frame: pl.DataFrame) -> dict | None:
+    frame = frame.filter(pl.col("ts").is_not_null())
+    if frame.height == 0:
+        return None
+    frame = frame.with_columns(
+        _sec=pl.col("ts").dt.truncate("1s"),
+        _src=(pl.col("source") != "plog").cast(pl.Int8),
+        _norank=pl.col("rank").is_null().cast(pl.Int8),
+    ).sort(["_sec", "_src", "_norank", "ts", "file", "line"])
+    return frame.row(0, named=True)
+
+
+def _named_peer(signals: pl.DataFrame) -> tuple[str | None, int]:
+    """The peer the waiting ranks name most often (stuck location first, then link tables, then remote rank)."""
+    if signals.height == 0:
+        return None, 0
+    for name in ("hccl_stuck_location", "hccl_link_remote_rank", "hccl_remote_rank"):
+        rows = signals.filter(pl.col("signal") == name)
+        if rows.height == 0:
+            continue
+        label = {
+            "hccl_stuck_location": lambda v, t: f"{t} (Cluster Exception Location IP/ID)",
+            "hccl_link_remote_rank": lambda v, t: f"rank {int(v)} ({t})" if v is not None else str(t),
+            "hccl_remote_rank": lambda v, t: f"rank {int(v)}" if v is not None else str(t),
+        }[name]
+        counts = Counter(label(v, t) for v, t in rows.select("value", "text").iter_rows())
+        peer, k = counts.most_common(1)[0]
+        return peer, k
+    return None, 0
+
+
+def _synthetic(txt: dict, summary: str, facts: dict, echo: pl.DataFrame, root: dict | None,
+               records: pl.DataFrame) -> Finding:
+    evidence = []
+    if root is not None:
+        evidence.append(Evidence(root["file"], int(root["line"]), _line_text(records, root["file"], root["line"])))
+    for file, line in echo.sort("ts", nulls_last=True).unique("file", keep="first", maintain_order=True).head(
+            4).select("file", "line").iter_rows():
+        evidence.append(Evidence(file, int(line), _line_text(records, file, line)))
+    first = root["ts"] if root is not None else echo["ts"].drop_nulls().min()
+    return Finding(
+        rule_id=ROOT_ID, name="first-failing-rank", category="communication", severity="error",
+        title=txt["title"], summary=summary, count=int(facts.get("waiting_ranks") or 0),
+        first_seen=first, last_seen=echo["ts"].drop_nulls().max(),
+        nodes=[root["node"]] if root is not None and root["node"] else [],
+        ranks=[int(root["rank"])] if root is not None and root["rank"] is not None else [],
+        evidence=evidence[:5], remediation=txt["remedy"], references=["CANN error code EI0002 (remediation)"],
+        facts={k: v for k, v in facts.items() if v is not None},
+    )
+
+
+def _reorder(findings: list[Finding], top: Finding) -> list[Finding]:
+    rest = [f for f in findings if f is not top]
+    for f in rest:
+        if f.consequence:
+            f.caused_by = top.rule_id
+    return [top] + rest
+
+
+def _who(root: dict, lang: str) -> str:
+    if lang == "zh":
+        parts = [f"节点 {root['node']} 上的" if root["node"] else "", f"rank {root['rank']}" if root["rank"] is not None else "一个进程"]
+        return "".join(parts) + " "
+    who = f"rank {root['rank']}" if root["rank"] is not None else "a process"
+    if root["node"]:
+        who += f" on {root['node']}"
+    return who[0].upper() + who[1:]
+
+
+def _ranks_text(keys: pl.DataFrame) -> str:
+    parts = []
+    for node, group in sorted(keys.group_by("node"), key=lambda kv: str(kv[0][0])):
+        ranks = sorted(int(r) for r in group["rank"].to_list())
+        label = _ranges(ranks)
+        parts.append(f"{label} on {node[0]}" if node[0] else label)
+    return "; ".join(parts)
+
+
+def _ranges(values: list[int]) -> str:
+    out, start, prev = [], None, None
+    for v in values:
+        if start is None:
+            start = prev = v
+        elif v == prev + 1:
+            prev = v
+        else:
+            out.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = prev = v
+    if start is not None:
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+    return "ranks " + ", ".join(out) if out else "-"
+
+
+def _line_text(records: pl.DataFrame, file: str, line: int) -> str:
+    row = records.filter((pl.col("file") == file) & (pl.col("line") == line)).select("text").head(1)
+    return row["text"][0] if row.height else ""
+
+
+def _fmt(ts: datetime | None) -> str:
+    return ts.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if ts else "?"

@@ -1,0 +1,114 @@
+"""Rule files are validated precisely, and each match kind behaves as documented."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from diagnose.engine.fixtures import evaluate
+from diagnose.engine.rulefile import RuleError, load_rule, rule_from_dict
+from diagnose.engine.run import render
+
+BASE = {
+    "id": "USR001",
+    "name": "user-rule",
+    "category": "engine",
+    "severity": "error",
+    "title": {"en": "t", "zh": "t"},
+    "remediation": {"en": "r", "zh": "r"},
+}
+
+
+def make(match: dict, **extra):
+    return rule_from_dict({**BASE, **extra, "match": match}, "user/USR001.toml")
+
+
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({**BASE, "match": {"kind": "pattern", "regex": "x"}, "sevrity": "error"}, "sevrity"),
+        ({**BASE, "category": "nope", "match": {"kind": "pattern", "regex": "x"}}, "category"),
+        ({**BASE, "severity": "fatal", "match": {"kind": "pattern", "regex": "x"}}, "severity"),
+        ({**BASE, "match": {"kind": "regexp", "regex": "x"}}, "match.kind"),
+        ({**BASE, "match": {"kind": "pattern", "regex": "(unclosed"}}, "match.regex"),
+        ({**BASE, "match": {"kind": "pattern", "regex": "(?<=a)b"}}, "match.regex"),
+        ({**BASE, "match": {"kind": "pattern", "regex": r"(a)\1"}}, "match.regex"),
+        ({**BASE, "match": {"kind": "threshold", "signal": "x"}}, "match"),
+        ({**BASE, "match": {"kind": "threshold", "signal": "x", "above": 1, "sustained": "ten"}}, "match.sustained"),
+        ({**BASE, "match": {"kind": "absence", "when": {"regex": "a"}}}, "match.missing"),
+        ({**BASE, "id": "bad id", "match": {"kind": "pattern", "regex": "x"}}, "id"),
+    ],
+)
+def test_invalid_rules_name_the_field(data, field):
+    with pytest.raises(RuleError) as err:
+        rule_from_dict(data, "user/USR001.toml")
+    assert err.value.field == field
+    assert "user/USR001.toml" in str(err.value)
+
+
+def test_look_around_error_explains_the_linear_time_engine():
+    with pytest.raises(RuleError, match="linear-time"):
+        make({"kind": "pattern", "regex": "foo(?!bar)"})
+
+
+def test_invalid_toml_names_the_file(tmp_path: Path):
+    bad = tmp_path / "X001.bad.toml"
+    bad.write_text("id = 'X001'\nname = [unclosed\n")
+    with pytest.raises(RuleError, match="invalid TOML"):
+        load_rule(bad)
+
+
+def test_pathological_regex_runs_in_linear_time():
+    rule = make({"kind": "pattern", "regex": "(a+)+$"})
+    log = "a" * 50_000 + "!\n"
+    findings, errors = evaluate(rule, log, "x.log", None)
+    assert not errors and not findings
+
+
+def test_pattern_counts_a_multiline_event_once_and_honours_window():
+    log = textwrap.dedent("""\
+        (W pid=1) ERROR 01-01 10:00:00 [a.py:1] boom one
+        (W pid=1) ERROR 01-01 10:00:00 [a.py:1] boom continues
+        (W pid=1) ERROR 01-01 10:00:30 [a.py:2] boom two
+        (W pid=1) ERROR 01-01 10:09:00 [a.py:3] boom three
+    """)
+    rule = make({"kind": "pattern", "regex": "boom"})
+    findings, _ = evaluate(rule, log, "x.log", "vllm")
+    assert findings[0].count == 3
+    assert [e.line for e in findings[0].evidence] == [1, 3, 4]
+    within = make({"kind": "pattern", "regex": "boom", "min_count": 3, "window": "60s"})
+    assert evaluate(within, log, "x.log", "vllm")[0] == []
+    wide = make({"kind": "pattern", "regex": "boom", "min_count": 3, "window": "10m"})
+    assert len(evaluate(wide, log, "x.log", "vllm")[0]) == 1
+
+
+def test_pattern_captures_feed_the_summary():
+    rule = make({"kind": "pattern", "regex": r"code is (?P<code>\d+)"}, summary={"en": "code {code}, {count}x"})
+    findings, _ = evaluate(rule, "ERROR 01-01 10:00:00 [a.py:1] error code is 507014\n", "x.log", "vllm")
+    assert findings[0].summary == "code 507014, 1x"
+
+
+def test_threshold_sustained_duration():
+    lines = [
+        f"(APIServer pid=1) INFO 01-01 10:00:{s:02d} [l.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
+        f"Avg generation throughput: 1.0 tokens/s, Running: 1 reqs, Waiting: 2 reqs, GPU KV cache usage: 99.0%, Prefix cache hit rate: 0.0%"
+        for s in (0, 10, 20)
+    ]
+    short = make({"kind": "threshold", "signal": "kv_cache_usage_pct", "above": 95, "sustained": "60s"})
+    assert evaluate(short, "\n".join(lines), "x.log", "vllm")[0] == []
+    ok = make({"kind": "threshold", "signal": "kv_cache_usage_pct", "above": 95, "sustained": "20s"})
+    assert evaluate(ok, "\n".join(lines), "x.log", "vllm")[0][0].facts["samples"] == 3
+
+
+def test_absence_fires_only_without_the_companion():
+    rule = make({"kind": "absence", "when": {"regex": "start"}, "missing": {"regex": "ready"}})
+    assert evaluate(rule, "INFO 01-01 10:00:00 [a.py:1] start\n", "x.log", "vllm")[0]
+    assert not evaluate(rule, "INFO 01-01 10:00:00 [a.py:1] start\nINFO 01-01 10:00:01 [a.py:1] ready\n", "x.log", "vllm")[0]
+
+
+def test_summary_template_is_not_a_format_string_attack():
+    assert render("{count} {x.__class__} {missing}", {"count": 3}) == "3 {x.__class__} ?"
+    assert render("{msg}", {"msg": "{count} %s {}"}) == "{count} %s {}"
+    assert render("{v:.1f}%", {"v": 97.456}) == "97.5%"
