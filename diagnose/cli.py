@@ -75,7 +75,7 @@ def main() -> None:
 
 @main.command("check")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "junit", "markdown", "github"]),
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "junit", "markdown", "github", "html"]),
               default="text", show_default=True, help="Main output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the main output here.")
 @click.option("--sarif", "sarif_out", type=click.Path(dir_okay=False), help="Also write a SARIF 2.1.0 report here.")
@@ -298,6 +298,39 @@ def rules_test(dirs, no_builtin_rules):
         click.echo(f"rules without both a firing and a quiet fixture: {', '.join(untested)}")
     click.echo(f"{passed} passed, {failed} failed")
     sys.exit(EXIT_FINDINGS if failed or errors or untested else EXIT_CLEAN)
+
+
+@rules_group.command("new")
+@click.option("--from-report", "from_report", type=click.Path(exists=True, dir_okay=False),
+              help="A diagnose JSON report (--json FILE); take its unrecognised signature --index N.")
+@click.option("--index", type=int, default=1, show_default=True,
+              help="Which signature of the report's Unrecognised errors (1 = the top one, as printed).")
+@click.option("--from-signature", "signature", help="A signature as printed (masked parts like <N>, <HEX>, <IP>).")
+@click.option("--example", help="With --from-signature: a real log line of it (default: one made from the signature).")
+@click.option("--kind", help="With --example: the file kind of that line (vllm, plog, mindie, ...); default: sniffed.")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder to write the rule file into (created if missing).")
+@click.option("--id", "rule_id", help="Rule id (default: the next free USR<nnn> in the folder).")
+@click.option("--name", help="Kebab-case rule name (default: from the signature's words).")
+@click.option("--category", default="engine", show_default=True, help="Rule category.")
+@click.option("--severity", type=click.Choice(SEVERITY_CHOICES), default=None,
+              help="Default: from the level of the lines (WARNING -> warning, else error).")
+def rules_new(from_report, index, signature, example, kind, out_dir, rule_id, name, category, severity):
+    """Write a starter rule for an unrecognised error signature, with a firing and a near-miss fixture.
+
+    \b
+    diagnose LOGS --json report.json; diagnose rules new --from-report report.json --index 1 -o my-rules
+    diagnose rules new --from-signature 'qp create failed ret(<N>)' -o my-rules
+    Then fill in the TODOs and run `diagnose rules test my-rules`.
+    """
+    from diagnose.signatures import write_starter_rule
+
+    code, messages = write_starter_rule(from_report=from_report, index=index, signature=signature, example=example,
+                                        kind=kind, out_dir=out_dir, rule_id=rule_id, name=name, category=category,
+                                        severity=severity)
+    for msg, is_err in messages:
+        click.echo(msg, err=is_err)
+    sys.exit(code)
 
 
 @rules_group.command("docs")

@@ -31,6 +31,9 @@ def rule_markdown(rule: Rule, lang: str = "en", heading: str = "#") -> str:
         + (", ".join(f"`{s}`" for s in rule.sources) or "all"),
         "",
     ]
+    other = "zh" if lang == "en" else "en"
+    if rule.title.get(other) and rule.title.get(other) != rule.text("title", lang):
+        parts += [f"{'中文' if other == 'zh' else 'English'}: {rule.title[other]}", ""]
     if rule.consequence:
         parts += ["This finding is usually a consequence of another one; it is ranked after its cause.", ""]
     if rule.description:
@@ -48,22 +51,60 @@ def rule_markdown(rule: Rule, lang: str = "en", heading: str = "#") -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
+_CATEGORY_WORDS = {
+    "mtp": ("MTP speculative decoding", "MTP 投机解码"),
+    "quantization": ("Quantization", "量化"),
+    "operators": ("Operators", "算子"),
+    "moe-load": ("MoE expert load", "MoE 专家负载"),
+    "kv-cache": ("KV cache", "KV 缓存"),
+    "memory": ("NPU memory", "NPU 显存"),
+    "communication": ("Communication (HCCL)", "通信（HCCL）"),
+    "versions": ("Versions", "版本"),
+    "device": ("Device", "设备"),
+    "engine": ("Engine", "引擎"),
+    "config": ("Configuration", "配置"),
+    "performance": ("Performance", "性能"),
+}
+
+
 def catalog_markdown(rules: list[Rule], lang: str = "en") -> str:
-    """docs/rules.md: a table of every rule, then one section per rule, grouped by category."""
+    """docs/rules.md: a count per category, a table of every rule (titles in English and Chinese), then one
+    section per category with every rule of it. Deterministic: the same rule files give the same page."""
     ordered = sorted(rules, key=lambda r: (CATEGORIES.index(r.category), r.id))
+    present = [c for c in CATEGORIES if any(r.category == c for r in ordered)]
+    cat_name = lambda c: _CATEGORY_WORDS.get(c, (c, c))[0 if lang == "en" else 1]  # noqa: E731
     lines = [
         "# Rule catalog",
         "",
-        "Generated from `rules/` by `diagnose rules docs -o docs/rules.md`; do not edit by hand.",
+        "Generated from `rules/` by `diagnose rules docs -o docs/rules.md`; do not edit by hand"
+        " (`tests/test_docs.py` fails when this page is out of date).",
         "",
-        f"{len(ordered)} rules.",
+        f"{len(ordered)} rules in {len(present)} categories:",
         "",
-        "| id | name | category | severity | title |",
-        "|---|---|---|---|---|",
+        "| category | rules |",
+        "|---|---|",
+    ]
+    for c in present:
+        ids = [r.id for r in ordered if r.category == c]
+        lines.append(f"| [{cat_name(c)}](#category-{c}) (`{c}`) | {len(ids)}: {', '.join(ids)} |")
+    lines += [
+        "",
+        "| id | name | category | severity | title | 标题 |",
+        "|---|---|---|---|---|---|",
     ]
     for r in ordered:
-        lines.append(f"| [{r.id}](#{r.id.lower()}) | `{r.name}` | {r.category} | {r.severity} | {r.text('title', lang)} |")
+        echo = " (consequence)" if r.consequence else ""
+        lines.append(
+            f"| [{r.id}](#{r.id.lower()}) | `{r.name}` | {r.category} | {r.severity}{echo} | "
+            f"{_cell(r.title.get('en', ''))} | {_cell(r.title.get('zh', ''))} |"
+        )
     lines.append("")
-    for r in ordered:
-        lines.append(rule_markdown(r, lang, heading="##"))
+    for c in present:
+        lines += [f'<a id="category-{c}"></a>', "", f"## {cat_name(c)} (`{c}`)", ""]
+        for r in (r for r in ordered if r.category == c):
+            lines += [f'<a id="{r.id.lower()}"></a>', "", rule_markdown(r, lang, heading="###")]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

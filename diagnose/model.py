@@ -103,6 +103,14 @@ SIGNALS: dict[str, str] = {
     "spec_accepted_tokens": "draft tokens accepted in the interval",
     "spec_drafted_tokens": "draft tokens proposed in the interval",
     "spec_pos_acceptance": "acceptance at one draft position (fraction); `engine` carries `#<pos>`",
+    "spec_first_pos_acceptance": "derived: acceptance at draft position 1 (fraction), on lines with 2+ positions",
+    "spec_last_pos_acceptance": "derived: acceptance at the last draft position (fraction), on lines with 2+ positions",
+    "max_num_seqs": "max_num_seqs configured (`--max-num-seqs`, args/config)",
+    "kv_concurrency_vs_max_num_seqs": "derived: `Maximum concurrency` at max_model_len divided by max_num_seqs",
+    "dp_running_imbalance": "derived: max/mean `Running` across DP engines (`Engine NNN`) in one logging round; on the busiest engine",
+    "dp_kv_usage_gap": "derived: KV usage of that busiest engine minus the mean of the other engines, points",
+    "gen_throughput_drop_pct": "derived: generation throughput of an engine's last quarter of periodic lines below its first quarter, % (only when as many requests run)",
+    "spec_acceptance_drop_pts": "derived: draft acceptance of an engine's first quarter of metric lines minus its last quarter, points",
     "kv_cache_tokens": "KV cache capacity in tokens (`GPU KV cache size`)",
     "kv_blocks": "KV cache blocks (`# npu blocks`)",
     "max_concurrency": "maximum concurrency at max_model_len (`Maximum concurrency for N tokens`)",
@@ -369,9 +377,16 @@ class Report:
     errors: list[str] = field(default_factory=list)  # internal errors: the run is incomplete
     rules_checked: list[dict[str, str]] = field(default_factory=list)  # id, name, category, severity, title
     signals: pl.DataFrame | None = None  # for curve-drawing reporters (html)
+    # html timeline: dated WARNING+ records and evidence lines, capped (diagnose/report/html.py timeline_frame)
+    timeline: pl.DataFrame | None = None
     # validation runs against a baseline (diagnose/compare.py): metric, scope, baseline, this, change, unit,
     # tolerance, verdict; in to_dict() only when non-empty
     comparisons: list[dict[str, Any]] = field(default_factory=list)
+    # errors no rule explains (diagnose/signatures.py): the top signatures, how many more, and with a JSON
+    # --baseline how many are new; in to_dict() as unrecognised, unrecognised_more, unrecognised_new
+    unrecognised: list[dict[str, Any]] = field(default_factory=list)
+    unrecognised_more: int = 0
+    unrecognised_new: int | None = None
 
     @property
     def incomplete(self) -> bool:
@@ -389,6 +404,10 @@ class Report:
         }
         if self.comparisons:
             out["comparisons"] = [dict(c) for c in self.comparisons]
+        out["unrecognised"] = [dict(u) for u in self.unrecognised]
+        out["unrecognised_more"] = self.unrecognised_more
+        if self.unrecognised_new is not None:
+            out["unrecognised_new"] = self.unrecognised_new
         return out
 
 

@@ -50,6 +50,7 @@ class Parsed:
     inputs: list[InputFile]
     skipped: list[Skipped]
     errors: list[str]
+    texts: pl.DataFrame | None = None  # lines kept only for their signals (evidence text)
 
 
 def read_inputs(paths: list[str], options: Options, progress: Progress | None = None) -> Parsed:
@@ -88,11 +89,13 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
             signals = _redate_signals(signals, dated)
         all_records.append(dated)
         all_signals.append(signals)
-    records = pl.concat(all_records, how="vertical_relaxed") if all_records else empty_records()
+    records = pl.concat(all_records, how="diagonal_relaxed") if all_records else empty_records()
+    records, texts = split_signal_lines(records)
     signals = pl.concat(all_signals, how="vertical_relaxed") if all_signals else empty_signals()
     if tap is not None:
         try:
-            extra_records, extra_signals, extra_inputs = tap.finish(records)
+            seen = pl.concat([records.select("file", "line", "message"), texts.select("file", "line", "message")])
+            extra_records, extra_signals, extra_inputs = tap.finish(seen)
         except Exception as exc:  # noqa: BLE001 - report it, keep the logs' findings
             errors.append(f"preflight on the bundle failed: {type(exc).__name__}: {exc}")
         else:
@@ -109,7 +112,7 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
     if options.since or options.until:
         records = _window(records, options)
         signals = _window(signals, options)
-    return Parsed(records, signals, inputs, skipped, errors)
+    return Parsed(records, signals, inputs, skipped, errors, texts)
 
 
 def _redate_signals(signals: pl.DataFrame, records: pl.DataFrame) -> pl.DataFrame:
@@ -174,7 +177,7 @@ def _parse_one(src: SourceFile, options: Options, errors: list[str]):
         records, signals = _parse_chunk(raw_lines_frame(lines, 1), ctx, errors)
         raw = int((~records["parsed"]).sum())
         parts = [(records, signals)]
-    records = pl.concat([p[0] for p in parts], how="vertical_relaxed") if len(parts) > 1 else parts[0][0]
+    records = pl.concat([p[0] for p in parts], how="diagonal_relaxed") if len(parts) > 1 else parts[0][0]
     signals = pl.concat([p[1] for p in parts], how="vertical_relaxed") if len(parts) > 1 else parts[0][1]
     notes = [n for n in (src.note, f"{info.cut_lines} over-long lines cut" if info.cut_lines else None) if n]
     info_row = InputFile(
@@ -191,15 +194,19 @@ def _select(frame: pl.DataFrame, kind: str, options: Options) -> pl.DataFrame:
     above each of them (the record that opens a traceback or a table)."""
     if options.keep is None or kind not in PREFILTERS:
         return frame
-    head, hints = (_anonymous_groups(p) for p in PREFILTERS[kind])
+    head, hints = PREFILTERS[kind]
     wanted = options.select.get(kind)
     text = pl.col("text")
-    odd = ~text.str.contains(head)
-    keep = odd | odd.shift(-1).fill_null(False) | text.str.contains(hints)
-    if wanted is not None:
-        keep = keep | text.str.contains(wanted)
-    # First and last lines: year anchors and the span of the file.
-    keep = keep | (pl.int_range(pl.len()) == 0) | (pl.int_range(pl.len()) == pl.len() - 1)
+    # Two scans, evaluated in parallel: "not well-formed" and "wanted" (hints and rules in one alternation).
+    marks = frame.select(
+        odd=~text.str.contains(head),
+        want=text.str.contains(hints + (f"|{wanted}" if wanted else "")),
+    )
+    odd, want = marks["odd"], marks["want"]
+    keep = odd | odd.shift(-1, fill_value=False) | want
+    if keep.len():
+        # First and last lines: year anchors and the span of the file.
+        keep = keep.scatter([0, keep.len() - 1], True)
     return frame.filter(keep)
 
 
@@ -218,12 +225,23 @@ def _retain(records: pl.DataFrame, signals: pl.DataFrame, options: Options) -> p
     """Keep the records that can matter; count the rest. See ``retention_filter``."""
     if options.keep is None or records.height == 0:
         return records
-    keep = options.keep | pl.col("line").is_in(signals["line"].unique().implode())
+    signal_line = pl.col("line").is_in(signals["line"].unique().implode())
     # The first and last dated line of each chunk keep the dating anchors.
     anchor = pl.col("year_known").fill_null(False)
+    keep = options.keep
     keep = keep | (anchor & (pl.col("line") == pl.col("line").filter(anchor).min()))
     keep = keep | (anchor & (pl.col("line") == pl.col("line").filter(anchor).max()))
-    return records.filter(keep)
+    # Lines kept only for their signals are dated with the rest, then set apart (see split_signal_lines).
+    return records.with_columns(_signal_only=~keep & signal_line).filter(keep | signal_line)
+
+
+def split_signal_lines(records: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(records rules scan, texts of lines that only carried signals: evidence for signal findings)."""
+    if "_signal_only" not in records.columns:
+        return records, records.clear().select("file", "line", "text", "message")
+    flag = pl.col("_signal_only").fill_null(False)
+    texts = records.filter(flag).select("file", "line", "text", "message")
+    return records.filter(~flag).drop("_signal_only"), texts
 
 
 def retention_filter(rules: list[Rule]) -> pl.Expr:
@@ -301,7 +319,7 @@ def diagnose_parsed(parsed: Parsed, rules: list[Rule], rule_errors: list[str], o
         parsed, comparisons = apply_validation(parsed, options)
     except Exception as exc:  # noqa: BLE001 - report it, run the rules on what was parsed
         parsed.errors.append(f"baseline comparison failed: {type(exc).__name__}: {exc}")
-    findings, run_errors = run_rules(rules, parsed.records, parsed.signals, options.lang)
+    findings, run_errors = run_rules(rules, parsed.records, parsed.signals, options.lang, parsed.texts)
     findings = rank_findings(findings)
     try:  # across ranks: the rank that failed first goes on top (diagnose/rootcause.py)
         from diagnose.rootcause import find_root_cause
@@ -309,7 +327,12 @@ def diagnose_parsed(parsed: Parsed, rules: list[Rule], rule_errors: list[str], o
         findings = find_root_cause(findings, rules, parsed.records, parsed.signals, options.lang)
     except Exception as exc:  # noqa: BLE001 - report it, keep the ranked findings
         run_errors.append(f"root cause across ranks failed: {type(exc).__name__}: {exc}")
+    timeline = _timeline(parsed, findings, run_errors)
+    unrecognised, more, new = _unrecognised(parsed, findings, rules, options, run_errors)
     return Report(
+        unrecognised=unrecognised,
+        unrecognised_more=more,
+        unrecognised_new=new,
         comparisons=comparisons,
         findings=findings,
         inputs=parsed.inputs,
@@ -317,4 +340,27 @@ def diagnose_parsed(parsed: Parsed, rules: list[Rule], rule_errors: list[str], o
         errors=rule_errors + parsed.errors + run_errors,
         rules_checked=[r.brief(options.lang) for r in rules],
         signals=parsed.signals,
+        timeline=timeline,
     )
+
+
+def _unrecognised(parsed: Parsed, findings, rules: list[Rule], options: Options, errors: list[str]):
+    """Errors no rule explains, grouped into signatures (diagnose/signatures.py)."""
+    try:
+        from diagnose.signatures import section
+
+        return section(findings, rules, parsed.records, parsed.signals, options.baseline)
+    except Exception as exc:  # noqa: BLE001 - an extra section; the findings stand
+        errors.append(f"unrecognised error signatures failed: {type(exc).__name__}: {exc}")
+        return [], 0, None
+
+
+def _timeline(parsed: Parsed, findings, errors: list[str]) -> pl.DataFrame | None:
+    """Dated warnings/errors and evidence lines for the html timeline (capped; see diagnose/report/html.py)."""
+    try:
+        from diagnose.report.html import timeline_frame
+
+        return timeline_frame(parsed.records, findings, parsed.signals)
+    except Exception as exc:  # noqa: BLE001 - the timeline is an extra; the findings stand
+        errors.append(f"html timeline failed: {type(exc).__name__}: {exc}")
+        return None

@@ -175,6 +175,8 @@ class Redactor:
             return tuple(self.value(v) for v in obj)
         if isinstance(obj, dict):
             return {k: self.value(v) for k, v in obj.items()}
+        if type(obj).__name__ == "DataFrame" and hasattr(obj, "schema"):  # polars frames (Report.timeline)
+            return _redact_frame(obj, self)
         return obj
 
 

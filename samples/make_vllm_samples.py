@@ -19,7 +19,7 @@ def stamp(t: datetime) -> str:
     return t.strftime("%m-%d %H:%M:%S")
 
 
-def startup(t: datetime, api_pid: int, core_pid: int, mtp: bool) -> tuple[list[str], datetime]:
+def startup(t: datetime, api_pid: int, core_pid: int, mtp: bool, kv_tokens: int) -> tuple[list[str], datetime]:
     spec = "'speculative_config': {'method': 'mtp', 'num_speculative_tokens': 1}, " if mtp else ""
     spec_cfg = "SpeculativeConfig(method='mtp', model='" + MODEL + "', num_spec_tokens=1)" if mtp else "None"
     api = f"(APIServer pid={api_pid})"
@@ -52,8 +52,9 @@ def startup(t: datetime, api_pid: int, core_pid: int, mtp: bool) -> tuple[list[s
     t += timedelta(seconds=20)
     out += [
         f"{core} INFO {stamp(t)} [worker_v1.py:188] Available memory: 14562738176, total memory: 65452113920",
-        f"{core} INFO {stamp(t)} [kv_cache_utils.py:716] GPU KV cache size: 318,976 tokens",
-        f"{core} INFO {stamp(t)} [kv_cache_utils.py:720] Maximum concurrency for 32,768 tokens per request: 9.73x",
+        f"{core} INFO {stamp(t)} [kv_cache_utils.py:716] GPU KV cache size: {kv_tokens:,} tokens",
+        f"{core} INFO {stamp(t)} [kv_cache_utils.py:720] Maximum concurrency for 32,768 tokens per request: "
+        f"{kv_tokens / 32768:.2f}x",
     ]
     t += timedelta(seconds=41)
     out += [
@@ -94,7 +95,9 @@ def serving(kind: str, seed: int) -> list[str]:
     rng = random.Random(seed)
     api_pid, core_pid = 3280921, 3281207
     mtp = kind in ("healthy", "mtp-ineffective")
-    lines, t = startup(START, api_pid, core_pid, mtp)
+    # The KV-exhaustion run was sized for fewer long requests than it admits (--max-num-seqs 64).
+    kv_tokens = 318_976 if kind == "kv-exhaustion" else 2_228_224
+    lines, t = startup(START, api_pid, core_pid, mtp, kv_tokens)
     intervals = 180
     for i in range(intervals):
         t += timedelta(seconds=10)

@@ -134,7 +134,7 @@ def test_sample_sarif_is_valid_and_every_result_has_a_relative_location(sample_o
     by_rule = {r["ruleId"]: r for r in results}
     for res in results:
         assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
-        assert res["level"] == "error" and res["message"]["text"]
+        assert res["level"] in ("error", "warning", "note") and res["message"]["text"]
         loc = res["locations"][0]["physicalLocation"]
         uri = loc["artifactLocation"]["uri"]
         assert uri and "!" not in uri and not uri.startswith("/") and str(ROOT) not in uri
@@ -400,7 +400,8 @@ def test_github_mode_keeps_json_stdout_clean_and_writes_the_step_summary(tmp_pat
     result = invoke("check", str(ARTIFACT), "--format", "json", "-o", str(out), env=env)
     assert result.stdout.count("::error ") == min(n_errors, 10) and "::error" not in result.stderr
     result = invoke("check", str(ARTIFACT), "--no-color", env=env)
-    assert result.stdout.rstrip().splitlines()[-1].startswith("::error ")
+    assert result.stdout.rstrip().splitlines()[-1].startswith(("::error ", "::warning ", "::notice "))
+    assert "::error " in result.stdout
     assert summary.read_text(encoding="utf-8").count("## diagnose:") == 3
     result = invoke("check", str(ARTIFACT), "-q", env=env)
     assert result.stdout == "" and result.exit_code == 1

@@ -166,7 +166,9 @@ def test_only_unreadable_input_exits_2(tmp_path: Path):
 
 def test_since_until_window():
     code, report = run_json(str(KV), "--until", "2025-09-03 14:15:00")
-    assert code == 0 and report["findings"] == []
+    # before the saturation only start-up advice (KV005 capacity, MTP004) can be found, nothing that fails a run
+    assert code == 0 and all(f["severity"] in ("info", "warning") for f in report["findings"])
+    assert "KV001" not in [f["rule_id"] for f in report["findings"]]
     code, report = run_json(str(KV), "--since", "2025-09-03 14:20:00")
     assert code == 1
     assert report["findings"][0]["first_seen"] >= "2025-09-03 14:20:00"

@@ -34,3 +34,76 @@ def test_rule_is_bilingual_and_filed_by_category(rule):
     assert rule.category in CATEGORIES
     assert f"/{rule.category}/" in rule.path.replace("\\", "/")
     assert rule.path.endswith(f"{rule.id}.{rule.name}.toml")
+
+
+# --- catalog coverage, languages, ranking (issue 5) -------------------------------------------------------
+
+from click.testing import CliRunner  # noqa: E402
+
+from diagnose.cli import main  # noqa: E402
+from diagnose.engine.fixtures import evaluate  # noqa: E402
+
+BY_ID = {r.id: r for r in RULES}
+
+
+def test_catalog_covers_every_category():
+    assert len(RULES) >= 35
+    assert {r.category for r in RULES} == set(CATEGORIES)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_every_text_has_a_chinese_version(rule):
+    for what in ("title", "summary", "description", "remediation"):
+        table = getattr(rule, what)
+        if table.get("en"):
+            assert table.get("zh", "").strip(), f"{rule.id}: {what}.zh missing"
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.summary.get("zh")], ids=lambda r: r.id)
+def test_lang_zh_gives_chinese_title_summary_and_remediation(rule):
+    fixture = next(t for t in rule.tests if t.fires)
+    findings, errors = evaluate(rule, fixture.log, fixture.path, fixture.kind, lang="zh")
+    assert findings and not errors
+    f = findings[0]
+    assert f.title == rule.title["zh"]
+    assert f.remediation == rule.remediation["zh"].strip()
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in f.summary), f.summary
+
+
+def test_echo_rules_are_marked_consequences():
+    # engine death / RPC timeouts, HCCL timeouts of the waiting ranks, MindIE daemon kills
+    for rid in ("ENG001", "ENG010", "COMM002", "COMM003", "COMM009"):
+        assert BY_ID[rid].consequence, rid
+    # root causes are never consequences
+    for rid in ("QNT001", "MEM001", "DEV010", "COMM004", "KV003"):
+        assert not BY_ID[rid].consequence, rid
+
+
+_LOAD_FAILURE = """\
+(VllmWorker rank=2 pid=812) ERROR 04-02 11:20:01 [multiproc_executor.py:470] WorkerProc failed to start.
+(VllmWorker rank=2 pid=812) ERROR 04-02 11:20:01 [multiproc_executor.py:470] Traceback (most recent call last):
+(VllmWorker rank=2 pid=812) ERROR 04-02 11:20:01 [multiproc_executor.py:470]   File "/vllm-workspace/vllm/vllm/model_executor/models/deepseek_v2.py", line 801, in load_weights
+(VllmWorker rank=2 pid=812) ERROR 04-02 11:20:01 [multiproc_executor.py:470] KeyError: 'model.layers.23.mlp.experts.w2_weight_offset'
+(EngineCore_DP0 pid=640) ERROR 04-02 11:20:03 [core.py:700] EngineCore failed to start.
+(APIServer pid=500) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}
+"""
+
+
+def test_consequence_points_to_its_cause_and_ranks_after_it(tmp_path):
+    log = tmp_path / "serve.log"
+    log.write_text(_LOAD_FAILURE, encoding="utf-8")
+    result = CliRunner().invoke(main, ["--format", "json", str(log)])
+    import json
+
+    findings = json.loads(result.output)["findings"]
+    ids = [f["rule_id"] for f in findings]
+    assert "QNT001" in ids and "ENG001" in ids
+    assert ids.index("QNT001") < ids.index("ENG001")
+    eng = findings[ids.index("ENG001")]
+    assert eng["caused_by"] == "QNT001"
+    text = CliRunner().invoke(main, ["--format", "text", "--lang", "en", str(log)]).output
+    assert "because of" in text and "QNT001" in text
+    zh = CliRunner().invoke(main, ["--format", "text", "--lang", "zh", str(log)]).output
+    assert "起因" in zh and "QNT001" in zh
+    flat = "".join(ch for ch in zh if ch not in " \n│")
+    assert BY_ID["QNT001"].title["zh"][:8] in flat

@@ -112,3 +112,42 @@ def test_summary_template_is_not_a_format_string_attack():
     assert render("{count} {x.__class__} {missing}", {"count": 3}) == "3 {x.__class__} ?"
     assert render("{msg}", {"msg": "{count} %s {}"}) == "{count} %s {}"
     assert render("{v:.1f}%", {"v": 97.456}) == "97.5%"
+
+
+def test_signal_selector_not_regex_excludes_text():
+    rule = make({
+        "kind": "absence", "scope": "file",
+        "when": {"signal": "served_model", "text_regex": "(?i)deepseek-r1", "not_regex": "(?i)distill"},
+        "missing": {"signal": "speculative_method"},
+    }, sources=["vllm"])
+    head = "(APIServer pid=1) INFO 10-02 09:00:01 [utils.py:233] non-default args: {'model': '%s'}\n"
+    fired, _ = evaluate(rule, head % "/m/DeepSeek-R1", "a/serve.log", "vllm")
+    quiet, _ = evaluate(rule, head % "/m/DeepSeek-R1-Distill-Qwen-7B", "a/serve.log", "vllm")
+    assert fired and not quiet
+
+
+def test_fixture_banners_make_several_files_for_mismatch_rules():
+    rule = make({"kind": "mismatch", "signal": "quantization", "across": "file"}, sources=["vllm"])
+    line = "(APIServer pid=1) INFO 08-14 07:00:00 [core.py:75] Initializing a V1 LLM engine (v0.9.1) with config: model='/m', quantization=%s, enforce_eager=False\n"
+    two = "==> node-1/vllm/serve.log <==\n" + line % "ascend" + "==> node-2/vllm/serve.log <==\n" + line % "None"
+    findings, errors = evaluate(rule, two, "fixture/x.log", "vllm")
+    assert not errors and findings
+    assert findings[0].evidence[0].file == "node-2/vllm/serve.log" and findings[0].evidence[0].line == 1
+    same = "==> node-1/vllm/serve.log <==\n" + line % "ascend" + "==> node-2/vllm/serve.log <==\n" + line % "ascend"
+    assert evaluate(rule, same, "fixture/x.log", "vllm")[0] == []
+
+
+def test_derived_signals_position_decay_and_dp_imbalance():
+    rule = make({"kind": "threshold", "signal": "spec_last_pos_acceptance", "below": 0.1,
+                 "also": [{"signal": "spec_first_pos_acceptance", "above": 0.4}]}, sources=["vllm"])
+    spec = ("(APIServer pid=9) INFO 08-05 12:25:03 [metrics.py:120] SpecDecoding metrics: Mean acceptance length: 2.9, "
+            "Accepted: 44 tokens, Drafted: 161 tokens, Per-position acceptance rate: %s, Avg Draft acceptance rate: 27.3%%\n")
+    assert evaluate(rule, spec % "0.739, 0.261, 0.043", "a.log", "vllm")[0]
+    assert not evaluate(rule, spec % "0.043", "a.log", "vllm")[0]  # one position: no decay to speak of
+    dp = make({"kind": "threshold", "signal": "dp_running_imbalance", "above": 1.5,
+               "also": [{"signal": "dp_kv_usage_gap", "above": 30}]}, sources=["vllm"])
+    tl = ("(APIServer pid=5) INFO 09-01 12:00:10 [loggers.py:123] Engine 00%d: Avg prompt throughput: 1.0 tokens/s, "
+          "Avg generation throughput: 1.0 tokens/s, Running: %d reqs, Waiting: 0 reqs, GPU KV cache usage: %.1f%%, Prefix cache hit rate: 0.0%%\n")
+    found, _ = evaluate(dp, tl % (0, 3, 10.0) + tl % (1, 40, 90.0), "a.log", "vllm")
+    assert found and found[0].facts["engine"] == "Engine 001"
+    assert not evaluate(dp, tl % (0, 20, 50.0) + tl % (1, 22, 55.0), "a.log", "vllm")[0]

@@ -6,6 +6,7 @@ rule), whether the rule must fire, and where (``lines``: the evidence lines it m
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from diagnose.engine.rulefile import Rule
@@ -32,18 +33,41 @@ def run_rule_tests(rules: list[Rule]) -> list[TestResult]:
 
 def evaluate(rule: Rule, log: str, path: str, kind: str | None, lang: str = "en"):
     """Findings of ``rule`` alone on one in-memory log. Used by rule tests and pytest."""
-    import io
-
     from diagnose.pipeline import Options, parse_sources, use_rules
 
-    data = log.encode("utf-8")
-    src = SourceFile(path=path, rel=path, node=node_from_path(path), size=len(data), mtime=None,
-                     open=lambda: io.BytesIO(data))
     options = Options(kind=kind)
     use_rules(options, [rule])
-    parsed = parse_sources([src], options)
+    parsed = parse_sources([_source(p, text) for p, text in _split_files(log, path)], options)
     findings, errors = run_rules([rule], parsed.records, parsed.signals, lang)
     return findings, errors + parsed.errors
+
+
+def _source(path: str, text: str) -> SourceFile:
+    import io
+
+    data = text.encode("utf-8")
+    return SourceFile(path=path, rel=path, node=node_from_path(path), size=len(data), mtime=None,
+                      open=lambda: io.BytesIO(data))
+
+
+def _split_files(log: str, path: str) -> list[tuple[str, str]]:
+    """A fixture for a rule across files or nodes holds several files, each opened by a `head`-style banner
+    line ``==> node-2/vllm/serve.log <==`` (the banner line itself is dropped; line numbers count within
+    each file). Without banners the whole log is one file read as ``path``."""
+    body = log.lstrip("\n")
+    if not body.startswith("==> "):
+        return [(path, log)]
+    files: list[tuple[str, list[str]]] = []
+    for line in body.splitlines():
+        m = _BANNER.match(line)
+        if m:
+            files.append((m.group(1), []))
+        else:
+            files[-1][1].append(line)
+    return [(p, "\n".join(lines) + "\n") for p, lines in files]
+
+
+_BANNER = re.compile(r"^==> (\S.*?) <==$")
 
 
 def _run_one(rule: Rule, test) -> TestResult:

@@ -17,22 +17,28 @@ _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([^{}]*))?\}")
 
 
 def run_rules(
-    rules: list[Rule], records: pl.DataFrame, signals: pl.DataFrame, lang: str = "en"
+    rules: list[Rule], records: pl.DataFrame, signals: pl.DataFrame, lang: str = "en",
+    texts: pl.DataFrame | None = None,
 ) -> tuple[list[Finding], list[str]]:
-    """Findings in catalog order (rank.py orders them) and internal errors, one per failing rule."""
+    """Findings in catalog order (rank.py orders them) and internal errors, one per failing rule.
+
+    ``texts`` (file, line, text) holds the lines that only carried signals: rules do not scan them, but a
+    finding built on a signal shows its line as evidence.
+    """
     findings: list[Finding] = []
     errors: list[str] = []
     for rule in rules:
         try:
             match = KINDS[rule.match["kind"]](rule.match, records, signals, rule.sources or None, rule.path)
             if match is not None:
-                findings.append(build_finding(rule, match, records, lang, signals))
+                findings.append(build_finding(rule, match, records, lang, signals, texts))
         except Exception as exc:  # one broken rule must not take the run down; the report says so
             errors.append(f"rule {rule.id} ({rule.path}) failed: {type(exc).__name__}: {exc}")
     return findings, errors
 
 
-def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, signals: pl.DataFrame | None = None) -> Finding:
+def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, signals: pl.DataFrame | None = None,
+                  texts: pl.DataFrame | None = None) -> Finding:
     hits = match.hits
     nodes = sorted(hits["node"].drop_nulls().unique().to_list())
     ranks = sorted(int(r) for r in hits["rank"].drop_nulls().unique().to_list())
@@ -41,7 +47,7 @@ def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, si
     else:
         ts = hits["ts"].drop_nulls()
         first, last = (ts.min(), ts.max()) if ts.len() else (None, None)
-    evidence = _evidence(hits, records)
+    evidence = _evidence(hits, records, texts)
     facts: dict[str, Any] = signal_facts(rule, hits, signals)
     facts.update(match.facts)
     facts.update(
@@ -92,14 +98,18 @@ def signal_facts(rule: Rule, hits: pl.DataFrame, signals: pl.DataFrame | None) -
     return out
 
 
-def _evidence(hits: pl.DataFrame, records: pl.DataFrame) -> list[Evidence]:
+def _evidence(hits: pl.DataFrame, records: pl.DataFrame, extra: pl.DataFrame | None = None) -> list[Evidence]:
     # Prefer one line per file/node before a second line from the same place.
     picked = hits.head(200).with_row_index("_i").with_columns(_dup=pl.int_range(pl.len()).over("file"))
     picked = picked.sort(["_dup", "_i"]).head(MAX_EVIDENCE).sort("_i")
     keys = picked.select("file", "line")
     files = keys["file"].unique().to_list()
-    texts = records.filter(pl.col("file").is_in(files)).join(keys, on=["file", "line"], how="semi")
-    lookup = {(f, ln): t for f, ln, t in texts.select("file", "line", "text").iter_rows()}
+    lookup = {}
+    for source in (extra, records):
+        if source is None or source.height == 0:
+            continue
+        found = source.filter(pl.col("file").is_in(files)).join(keys, on=["file", "line"], how="semi")
+        lookup.update({(f, ln): t for f, ln, t in found.select("file", "line", "text").iter_rows()})
     out = []
     for f, ln, vtext in picked.select("file", "line", "vtext").iter_rows():
         out.append(Evidence(file=f, line=int(ln), text=lookup.get((f, ln), vtext or "")))

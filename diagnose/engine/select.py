@@ -57,6 +57,8 @@ def signal_condition(sel: dict) -> pl.Expr:
         cond = cond & (pl.col("value") < sel["below"])
     if "text_regex" in sel:
         cond = cond & pl.col("text").fill_null("").str.contains(sel["text_regex"])
+    if "not_regex" in sel:  # on a signal: its text must not match (e.g. exclude distilled model names)
+        cond = cond & ~pl.col("text").fill_null("").str.contains(sel["not_regex"])
     return cond
 
 

@@ -156,18 +156,20 @@ def _lazy(src: SourceFile) -> pl.LazyFrame:
 def detect_layers(src: SourceFile) -> int | None:
     """Rows per block of one file (see ``block_period``); None when the file does not tell."""
     lf = _lazy(src)
-    cells = lf.head(4096).collect().to_numpy()
+    head = lf.head(4096).collect()
     n = lf.select(pl.len()).collect().item()
-    if n == 0:
+    if n == 0 or head.width == 0:
         return None
-    if cells.shape[0] < n:  # the period must divide the whole file: pad the head to a divisor-compatible view
-        cands = [d for d in range(1, cells.shape[0] // 2 + 1) if n % d == 0]
+    width, shown = head.width, head.height
+    flat = head.select(pl.concat_list(pl.all()).alias("v"))["v"].explode()  # the cells row by row
+    if shown < n:  # the period must divide the whole file: pad the head to a divisor-compatible view
+        cands = [d for d in range(1, shown // 2 + 1) if n % d == 0]
         for d in sorted(cands, key=lambda d: (d not in PREFERRED_LAYERS, d)):
-            got = block_period(cells[: (cells.shape[0] // d) * d])
+            got = block_period(flat.slice(0, (shown // d) * d * width), width)
             if got == d:
                 return d
         return None
-    return block_period(cells)
+    return block_period(flat, width)
 
 
 def read_map(src: SourceFile) -> Placement | None:

@@ -41,9 +41,21 @@ def parser_for(kind: str) -> Parser:
 
 # Line-oriented kinds: (a pattern every well-formed line of the kind matches, the lines its parser needs
 # beyond warnings, errors and rule matches). The pipeline parses only what these and the rules select.
+# The head patterns are simplified forms of the parsers' HEAD (no captures, no message part): a line they
+# miss is parsed anyway, so they only need to be right about the common well-formed lines.
 PREFILTERS: dict[str, tuple[str, str]] = {
-    vllm.KIND: (vllm.HEAD + "|" + vllm.UVICORN, vllm._PREFILTER + "|" + cann._PREFILTER + "|out of memory"),
-    mindie.KIND: (mindie.HEAD, mindie._PREFILTER + "|" + cann._PREFILTER + "|out of memory"),
-    plog.KIND: (plog.HEAD, cann._PREFILTER + r"|HcclCommInitRootInfo|RankID|userRank|localRank|user_rank|device_id|"
-                r"deviceLogicId|device\[|dev[Ii]d\["),
+    vllm.KIND: (
+        r"^(?:\d{4}-\d\d-\d\d[T ][\d:.]+Z?\s+(?:\|\s+)?)?(?:[\w.-]+\s+\|\s+)?(?:\([^()]*\)\s*)*(?:\[rank\d+\]:\s*)?"
+        r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):\s\s)",
+        vllm._PREFILTER + "|" + cann._PREFILTER + "|out of memory",
+    ),
+    mindie.KIND: (
+        r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[.,]\d+(?:[+-]\d\d:?\d\d)?\] \[\d+\]|^\[(?:error|warn|info|debug)\] \[\d+\] \[",
+        mindie._PREFILTER + "|" + cann._PREFILTER + "|out of memory",
+    ),
+    plog.KIND: (
+        r"^\[(?:ERROR|WARNING|WARN|INFO|DEBUG|EVENT|TRACE)\]\s+[A-Z][A-Z0-9_]*\(\d+,[^)]*\):\d{4}-",
+        cann._PREFILTER + r"|HcclCommInitRootInfo|RankID|userRank|localRank|user_rank|device_id|deviceLogicId|"
+        r"device\[|dev[Ii]d\[",
+    ),
 }

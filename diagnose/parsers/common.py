@@ -56,36 +56,37 @@ def lines_frame(lines: list[str] | pl.Series, first_line: int = 1) -> pl.DataFra
 def datetime_from_parts(year, month, day, hour, minute, second, frac) -> pl.Expr:
     """Build a datetime from string-valued expressions; invalid parts give null, never an error.
 
-    ``frac`` is the fraction-of-second digits (any width); the result has microsecond precision.
+    ``frac`` is the fraction-of-second digits (any width); the result has microsecond precision. The
+    calendar arithmetic (days from the civil date) is plain integer expressions: no string formatting or
+    parsing per line, and 02-30 or 13-01 simply come out null.
     """
+    y, m, d, hh, mi, ss = (p.cast(pl.Int64, strict=False) for p in (year, month, day, hour, minute, second))
     micro = (
         pl.when(frac.is_not_null() & (frac.str.len_chars() > 0))
-        .then(frac.str.slice(0, 6).str.pad_end(6, "0").cast(pl.Int32, strict=False))
+        .then(frac.str.slice(0, 6).str.pad_end(6, "0").cast(pl.Int64, strict=False))
         .otherwise(0)
+        .fill_null(0)
     )
-    parts = [year, month, day, hour, minute, second]
-    ints = [p.cast(pl.Int32, strict=False) for p in parts]
+    leap = ((y % 4 == 0) & (y % 100 != 0)) | (y % 400 == 0)
+    days_in_month = (
+        pl.when(m == 2).then(pl.when(leap).then(29).otherwise(28))
+        .when(m.is_in([4, 6, 9, 11])).then(30)
+        .otherwise(31)
+    )
     valid = (
-        ints[1].is_between(1, 12)
-        & ints[2].is_between(1, 31)
-        & ints[3].is_between(0, 23)
-        & ints[4].is_between(0, 59)
-        & ints[5].is_between(0, 60)
-        & ints[0].is_between(1900, 2999)
+        y.is_between(1900, 2999) & m.is_between(1, 12) & d.is_between(1, 31) & (d <= days_in_month)
+        & hh.is_between(0, 23) & mi.is_between(0, 59) & ss.is_between(0, 60)
     )
-    # Build as a string and parse non-strictly so that 02-30 and friends become null instead of raising.
-    text = pl.format(
-        "{}-{}-{} {}:{}:{}.{}",
-        ints[0].cast(pl.String).str.pad_start(4, "0"),
-        ints[1].cast(pl.String).str.pad_start(2, "0"),
-        ints[2].cast(pl.String).str.pad_start(2, "0"),
-        ints[3].cast(pl.String).str.pad_start(2, "0"),
-        ints[4].cast(pl.String).str.pad_start(2, "0"),
-        ints[5].clip(0, 59).cast(pl.String).str.pad_start(2, "0"),
-        micro.cast(pl.String).str.pad_start(6, "0"),
-    )
-    parsed = text.str.strptime(pl.Datetime("us"), "%Y-%m-%d %H:%M:%S%.f", strict=False)
-    return pl.when(valid).then(parsed).otherwise(None)
+    # Days since 1970-01-01 for the proleptic Gregorian date (Howard Hinnant's days_from_civil).
+    yy = y - (m <= 2).cast(pl.Int64)
+    era = yy.floordiv(400)
+    yoe = yy - era * 400
+    doy = (153 * ((m + 9) % 12) + 2).floordiv(5) + d - 1
+    doe = yoe * 365 + yoe.floordiv(4) - yoe.floordiv(100) + doy
+    days = era * 146097 + doe - 719468
+    seconds = days * 86400 + hh * 3600 + mi * 60 + ss.clip(0, 59)
+    epoch_us = seconds * 1_000_000 + micro
+    return pl.when(valid).then(epoch_us).otherwise(None).cast(pl.Datetime("us"))
 
 
 def full_date_expr(col: str = "text") -> pl.Expr:

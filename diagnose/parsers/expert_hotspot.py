@@ -10,7 +10,6 @@ The weekly analysis (window differences, placement) is ``diagnose expert-load``.
 
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
 import regex
 
@@ -24,20 +23,26 @@ NAME = regex.compile(r"(prefill|decode)_(\d+)\.csv$", regex.IGNORECASE)
 PREFERRED = (58, 59, 61, 60, 57)
 
 
-def block_period(cells: np.ndarray) -> int | None:
+def block_period(flat: pl.Series, width: int) -> int | None:
     """Rows per block: the smallest divisor d of the row count (DeepSeek's 58/59/61 first) at which every cell
-    of row r+d is >= row r (running totals), with some growth. None when no period fits."""
-    n = cells.shape[0]
-    if n == 0:
+    of row r+d is >= row r (running totals), with some growth. None when no period fits.
+
+    ``flat`` holds the cells row by row (``width`` per row); only the first 4096 rows are compared.
+    """
+    if width <= 0 or flat.len() == 0:
         return None
-    head = cells[:4096]
+    n = flat.len() // width
+    rows = min(n, 4096)
+    head = flat.slice(0, rows * width)
     cands = sorted({d for d in range(1, n + 1) if n % d == 0}, key=lambda d: (d not in PREFERRED, d))
     for d in cands:
-        k = (head.shape[0] // d) * d
+        k = (rows // d) * d
         if n // d < 2 or k < 2 * d:
             continue
-        a, b = head[: k - d], head[d:k]
-        if (b >= a).mean() >= 0.999 and (b > a).any():
+        a = head.slice(0, (k - d) * width)
+        b = head.slice(d * width, (k - d) * width)
+        ge = (b >= a).fill_null(False)
+        if ge.mean() >= 0.999 and (b > a).fill_null(False).any():
             return d
     return None
 
@@ -62,7 +67,7 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
     rows = rows.filter(pl.col("width") == width)
     period = None
     try:
-        period = block_period(rows.select(pl.col("vals").list.to_array(width)).to_series().to_numpy())
+        period = block_period(rows["vals"].explode(), width)
     except Exception:  # noqa: BLE001 - no period: every row is a sample
         period = None
     if period:

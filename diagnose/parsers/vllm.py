@@ -164,6 +164,8 @@ _SIGNAL_PATTERNS: list[tuple[str, str, float]] = [
     ("tensor_parallel_size", r"""['"]?tensor_parallel_size['"]?\s*[:=]\s*([0-9]+)""", 1.0),
     ("num_speculative_tokens", r"""num_spec(?:ulative)?_tokens['"]?\s*[:=]\s*([0-9]+)""", 1.0),
     ("num_speculative_tokens", r"--num-speculative-tokens[ =]([0-9]+)", 1.0),
+    ("max_num_seqs", r"""['"]?max_num_seqs['"]?\s*[:=]\s*([0-9]+)""", 1.0),
+    ("max_num_seqs", r"--max-num-seqs[ =]([0-9]+)", 1.0),
     # EPLB: vllm-ascend `[Expert Hotness] Current: mean=, max=, Updated: ...` and `[eplb/worker] Expert hotness
     # imbalance, current: mean= max=, updated: ...`; upstream vLLM `EPLB step: N for model M: ... balancedness=`.
     ("eplb_imbalance_current_mean", r"(?:Expert Hotness\] Current|Expert hotness imbalance, current): mean=" + _NUM, 1.0),
@@ -174,6 +176,14 @@ _SIGNAL_PATTERNS: list[tuple[str, str, float]] = [
     ("eplb_avg_tokens", r"EPLB step: [0-9]+ for model .*?avg_tokens=" + _NUM, 1.0),
     ("eplb_max_tokens", r"EPLB step: [0-9]+ for model .*?max_tokens=" + _NUM, 1.0),
 ]
+
+# Which family of lines each signal is read from (default: the rare start-up and event lines).
+_FAMILY = {
+    **{n: "throughput" for n in ("prompt_throughput", "gen_throughput", "running_reqs", "waiting_reqs",
+                                 "swapped_reqs", "kv_cache_usage_pct", "prefix_cache_hit_pct")},
+    **{n: "spec" for n in ("spec_acceptance_pct", "spec_mean_acceptance_len", "spec_accepted_tokens",
+                           "spec_drafted_tokens")},
+}
 
 # V0 prints the acceptance rate as a fraction (0.550); scale it to percent.
 _V0_SPEC = r"Speculative metrics: Draft acceptance rate: " + _NUM
@@ -195,7 +205,7 @@ _TEXT_PATTERNS: list[tuple[str, str]] = [
 # Only lines holding one of these literals can carry a signal: one cheap scan rejects the rest.
 _PREFILTER = (
     r"throughput:|acceptance|Speculative metrics|KV cache size|blocks:|Maximum concurrency|weights took|"
-    r"loading took|max_model_len|max_seq_len|tensor_parallel_size|speculative|quantization|"
+    r"loading took|max_model_len|max_seq_len|tensor_parallel_size|speculative|quantization|max_num_seqs|max-num-seqs|"
     r"num-speculative-tokens|LLM engine \(v|server version|Expert Hotness|Expert hotness|EPLB step"
     r"|'model'|model='|served_model_name"
     r"|[Aa]scend(?: plugin)? [Vv]ersion|torch[-_]npu|CANN(?: toolkit)? [Vv]ersion"
@@ -216,21 +226,112 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
         # SpecDecoding lines follow their engine's throughput line in the same process.
         _engine=pl.col("_engine").forward_fill().over(pl.col("proc").fill_null(""), order_by="line")
     )
+    # The periodic lines are most of the input: run each pattern only on its own family of lines.
+    is_tp = pl.col("message").str.contains("Avg prompt throughput:", literal=True)
+    is_spec = pl.col("message").str.contains("acceptance|Speculative metrics")
+    families = {
+        "throughput": base.filter(is_tp),
+        "spec": base.filter(~is_tp & is_spec),
+        "other": base.filter(~is_tp & ~is_spec),
+    }
     numeric = []
     for name, pattern, scale in _SIGNAL_PATTERNS:
+        rows = families[_FAMILY.get(name, "other")]
         value = pl.col("message").str.extract(pattern, 1).str.replace_all(",", "").cast(pl.Float64, strict=False)
-        numeric.append(base.select(*_keys(), signal=pl.lit(name), value=value * scale, text=pl.lit(None, pl.String)))
+        numeric.append(rows.select(*_keys(), signal=pl.lit(name), value=value * scale, text=pl.lit(None, pl.String)))
     v0 = pl.col("message").str.extract(_V0_SPEC, 1).cast(pl.Float64, strict=False) * 100.0
-    numeric.append(base.select(*_keys(), signal=pl.lit("spec_acceptance_pct"), value=v0, text=pl.lit(None, pl.String)))
+    numeric.append(families["spec"].select(*_keys(), signal=pl.lit("spec_acceptance_pct"), value=v0,
+                                           text=pl.lit(None, pl.String)))
     for name, pattern in _TEXT_PATTERNS:
         text = pl.col("message").str.extract(pattern, 1)
-        numeric.append(base.select(*_keys(), signal=pl.lit(name), value=pl.lit(None, pl.Float64), text=text))
-    positions = _per_position(base)
+        numeric.append(families["other"].select(*_keys(), signal=pl.lit(name), value=pl.lit(None, pl.Float64), text=text))
+    positions = _per_position(families["spec"])
     frame = pl.concat(numeric + [positions], how="vertical_relaxed")
     frame = frame.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan() | pl.col("text").is_not_null())
     frame = frame.unique(subset=["line", "signal", "engine", "value", "text"], keep="first", maintain_order=True)
     frame = pl.concat([conform_signals(frame), oom_signals(records)], how="vertical_relaxed")
+    frame = pl.concat([frame, _derived(frame)], how="vertical_relaxed")
     return conform_signals(frame.sort("line", maintain_order=True))
+
+
+def _derived(frame: pl.DataFrame) -> pl.DataFrame:
+    """Signals computed from others (documented in model.SIGNALS): first/last draft position acceptance,
+    KV capacity against max_num_seqs, and data-parallel engine imbalance per logging round."""
+    out = []
+    pos = frame.filter(pl.col("signal") == "spec_pos_acceptance").with_columns(
+        _base=pl.col("engine").str.replace(r"#[0-9]+$", ""),
+        _pos=pl.col("engine").str.extract(r"#([0-9]+)$", 1).cast(pl.Int32, strict=False),
+    )
+    if pos.height:
+        per = pos.sort("_pos").group_by(["file", "line", "_base"], maintain_order=True).agg(
+            pl.col("source", "node", "ts").first(), pl.col("value").first().alias("_f"),
+            pl.col("value").last().alias("_l"), pl.len().alias("_n"),
+        ).filter(pl.col("_n") >= 2)
+        for name, col in (("spec_first_pos_acceptance", "_f"), ("spec_last_pos_acceptance", "_l")):
+            out.append(per.select("file", "line", "source", "node", "ts", engine=pl.col("_base"),
+                                  signal=pl.lit(name), value=pl.col(col), text=pl.lit(None, pl.String)))
+    seqs = frame.filter(pl.col("signal") == "max_num_seqs").group_by("file").agg(pl.col("value").last().alias("_seqs"))
+    conc = frame.filter(pl.col("signal") == "max_concurrency").join(seqs, on="file", how="inner")
+    if conc.height:
+        out.append(conc.filter(pl.col("_seqs") > 0).select(
+            "file", "line", "source", "node", "ts", "engine", signal=pl.lit("kv_concurrency_vs_max_num_seqs"),
+            value=pl.col("value") / pl.col("_seqs"), text=pl.lit(None, pl.String)))
+    # DP engines (`Engine 000:` ...) print one throughput line each per interval: the k-th line of every
+    # engine in a file is one round; the busiest engine of a round carries the imbalance.
+    run = frame.filter((pl.col("signal") == "running_reqs") & pl.col("engine").str.contains(r"^Engine \d+$"))
+    if run.height and run.select("engine").n_unique() >= 2:
+        kv = frame.filter(pl.col("signal") == "kv_cache_usage_pct").select("file", "line", "engine", pl.col("value").alias("_kv"))
+        run = run.join(kv.unique(["file", "line", "engine"]), on=["file", "line", "engine"], how="left").sort("line")
+        run = run.with_columns(_round=pl.int_range(pl.len()).over(["file", "node", "engine"]))
+        g = ["file", "node", "_round"]
+        run = run.with_columns(
+            _n=pl.len().over(g), _mean=pl.col("value").mean().over(g), _max=pl.col("value").max().over(g),
+            _kvsum=pl.col("_kv").sum().over(g), _kvn=pl.col("_kv").count().over(g),
+        ).filter((pl.col("_n") >= 2) & (pl.col("value") == pl.col("_max")) & (pl.col("_mean") > 0))
+        run = run.unique(g, keep="first", maintain_order=True)
+        gap = pl.col("_kv") - (pl.col("_kvsum") - pl.col("_kv")) / (pl.col("_kvn") - 1)
+        for name, value in (("dp_running_imbalance", pl.col("_max") / pl.col("_mean")),
+                            ("dp_kv_usage_gap", pl.when(pl.col("_kvn") >= 2).then(gap).otherwise(None))):
+            out.append(run.select("file", "line", "source", "node", "ts", "engine", signal=pl.lit(name),
+                                  value=value.cast(pl.Float64), text=pl.lit(None, pl.String)))
+    out += _drift(frame)
+    if not out:
+        return frame.clear()
+    return conform_signals(pl.concat(out, how="vertical_relaxed")).filter(pl.col("value").is_not_null())
+
+
+_DRIFT_MIN_SAMPLES = 8
+
+
+def _drift(frame: pl.DataFrame) -> list[pl.DataFrame]:
+    """Over one engine's run (8+ periodic lines): first quarter against last quarter. ``gen_throughput_drop_pct``
+    only where requests were running and the last quarter ran at least as many of them as the first;
+    ``spec_acceptance_drop_pts`` from the acceptance percentages. Both sit on the engine's last line."""
+    g = ["file", "node", "engine"]
+    out = []
+    tp = frame.filter(pl.col("signal") == "gen_throughput").select(*g, "line", "source", "ts", pl.col("value").alias("_tp"))
+    run = frame.filter(pl.col("signal") == "running_reqs").select(*g, "line", pl.col("value").alias("_run"))
+    both = tp.join(run.unique(g + ["line"]), on=g + ["line"], how="inner", nulls_equal=True).filter(pl.col("_run") >= 1)
+    acc = frame.filter(pl.col("signal") == "spec_acceptance_pct").select(*g, "line", "source", "ts", pl.col("value").alias("_acc"))
+    for data, col, name in ((both, "_tp", "gen_throughput_drop_pct"), (acc, "_acc", "spec_acceptance_drop_pts")):
+        if data.height < _DRIFT_MIN_SAMPLES:
+            continue
+        data = data.sort("line").with_columns(_i=pl.int_range(pl.len()).over(g), _n=pl.len().over(g))
+        data = data.filter(pl.col("_n") >= _DRIFT_MIN_SAMPLES).with_columns(_q=pl.col("_n") // 4)
+        first, last = pl.col("_i") < pl.col("_q"), pl.col("_i") >= pl.col("_n") - pl.col("_q")
+        aggs = [pl.col(col).filter(first).mean().alias("_a"), pl.col(col).filter(last).mean().alias("_b"),
+                pl.col("line").last(), pl.col("source").last(), pl.col("ts").last()]
+        if col == "_tp":
+            aggs += [pl.col("_run").filter(first).mean().alias("_ra"), pl.col("_run").filter(last).mean().alias("_rb")]
+        per = data.group_by(g, maintain_order=True).agg(aggs)
+        if col == "_tp":
+            per = per.filter((pl.col("_rb") >= pl.col("_ra")) & (pl.col("_a") > 0))
+            value = (1 - pl.col("_b") / pl.col("_a")) * 100
+        else:
+            value = pl.col("_a") - pl.col("_b")
+        out.append(per.select("file", "line", "source", "node", "ts", "engine", signal=pl.lit(name),
+                              value=value.cast(pl.Float64), text=pl.lit(None, pl.String)))
+    return out
 
 
 def _keys() -> list[pl.Expr]:

@@ -12,12 +12,12 @@ from pathlib import Path
 import click
 
 from diagnose.cli import EXIT_USAGE, SEVERITY_CHOICES, _default_lang, _width, exit_code
-from diagnose.model import InputFile, Skipped
 
 
 def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str | None, mindie_config: str | None,
                 target) -> tuple[str, list[InputFile], list[Skipped]]:
     """The facts text for one model directory and one launch, plus the files read and the ones skipped."""
+    from diagnose.model import InputFile, Skipped
     from diagnose.preflight import checks, launch as launch_mod, modelcard
 
     inputs: list[InputFile] = []

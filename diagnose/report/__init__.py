@@ -12,6 +12,7 @@ FORMATS = {
     "junit": "diagnose.report.junit",
     "markdown": "diagnose.report.markdown",
     "github": "diagnose.report.github",
+    "html": "diagnose.report.html",
 }
 
 

@@ -129,6 +129,8 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
         if shown < len(findings):
             add("_" + lab["more_findings"].format(n=len(findings) - shown) + "_\n\n")
 
+    if getattr(report, "unrecognised", None):  # errors no rule explains (diagnose/signatures.py)
+        add(_unrecognised(report, paths, lang))
     if report.skipped:
         add(f"<details><summary>{lab['skipped']} ({len(report.skipped)})</summary>\n\n")
         n = 0
@@ -176,3 +178,39 @@ def _section(i: int, f: Finding, paths, lab: dict) -> str:
     if f.references:
         parts.append(f"{lab['refs']}: " + "; ".join(escape(r) for r in f.references[:10]) + "\n\n")
     return "".join(parts)
+
+
+_UNRECOGNISED = {
+    "en": ("Unrecognised errors", "Errors and warnings no rule explains, grouped by signature (variable parts masked).",
+           "{n} new error signatures since the baseline.", "| # | Count | Signature | First seen | Last seen | Where |",
+           "{n} more signatures in the JSON report.", "Example of #{i}", "new"),
+    "zh": ("未识别的错误", "没有规则能解释的错误和告警，按特征归类（可变部分已掩码）。", "相对基线有 {n} 个新错误特征。",
+           "| # | 次数 | 特征 | 首次出现 | 末次出现 | 位置 |", "另有 {n} 类见 JSON 报告。", "#{i} 示例", "新"),
+}
+
+
+def _unrecognised(report: Report, paths, lang: str) -> str:
+    t = _UNRECOGNISED.get(lang, _UNRECOGNISED["en"])
+    items = report.unrecognised
+    out = [f"### {t[0]}\n\n{t[1]}"]
+    new = getattr(report, "unrecognised_new", None)
+    if new is not None:
+        out.append(" **" + t[2].format(n=new) + "**")
+    out.append("\n\n" + t[3] + "\n|---:|---:|---|---|---|---|\n")
+    for i, u in enumerate(items, 1):
+        where = ", ".join(u["nodes"][:4])
+        if u["ranks"]:
+            where += (" " if where else "") + "rank " + ",".join(map(str, u["ranks"][:8]))
+        mark = f" ({t[6]})" if u.get("new") else ""
+        out.append(f"| {i} | {u['count']} | {escape(_clip(u['signature'], 300))}{mark} | {(u['first_seen'] or '-')[:19]} "
+                   f"| {(u['last_seen'] or '-')[:19]} | {escape(where) or '-'} |\n")
+    more = getattr(report, "unrecognised_more", 0) or 0
+    if more:
+        out.append("\n_" + t[4].format(n=more) + "_\n")
+    out.append("\n")
+    for i, u in enumerate(items[:5], 1):
+        ex = u["example"]
+        out.append(f"{t[5].format(i=i)}:\n\n")
+        out.append(code_block([f"{relative_path(ex['file'], paths)}:{ex['line']}: {_clip(ex['text'])}"]) + "\n")
+    return "".join(out)
+

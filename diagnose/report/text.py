@@ -55,6 +55,8 @@ def render(report: Report, color: bool = False, width: int = 110, lang: str = "e
             console.print(_panel(i, finding, lab))
     else:
         console.print(Text(lab["none"], style="green"))
+    if getattr(report, "unrecognised", None):  # errors no rule explains (diagnose/signatures.py)
+        console.print(_unrecognised(report, lang))
     if getattr(report, "comparisons", None):  # validation runs (diagnose/compare.py)
         from diagnose.compare import comparison_table
 
@@ -138,3 +140,43 @@ def _panel(i: int, f: Finding, lab: dict) -> Panel:
     title.append(f"[{f.severity.upper()}]", style=SEVERITY_STYLE[f.severity])
     title.append(f" {f.rule_id} {f.name}: {clean(f.title)}")
     return Panel(Group(*parts), title=title, title_align="left", box=box.ROUNDED, expand=True)
+
+
+_UNRECOGNISED = {
+    "en": ("Unrecognised errors (no rule explains them)", "signatures", "new error signatures since the baseline",
+           "more signatures in the JSON report", "first", "last", "e.g.", "NEW",
+           "Turn one into a rule: diagnose rules new --from-report REPORT.json --index N -o DIR"),
+    "zh": ("未识别的错误（没有规则能解释）", "类", "个新错误特征（相对基线）", "类见 JSON 报告", "首次", "末次", "例", "新",
+           "生成规则草稿：diagnose rules new --from-report REPORT.json --index N -o DIR"),
+}
+
+
+def _unrecognised(report: Report, lang: str) -> Group:
+    """The signatures of errors no rule matched: count, signature, when, where, one example line."""
+    t = _UNRECOGNISED.get(lang, _UNRECOGNISED["en"])
+    items = report.unrecognised
+    more = getattr(report, "unrecognised_more", 0) or 0
+    head = Text(f"\n{t[0]}: {len(items) + more} {t[1]}", style="bold")
+    new = getattr(report, "unrecognised_new", None)
+    if new is not None:
+        head.append(f"; {new} {t[2]}", style="bold yellow" if new else "")
+    parts: list = [head]
+    for i, u in enumerate(items, 1):
+        line = Text(f"{i:>3}. {u['count']:>5}x  ")
+        if u.get("new"):
+            line.append(f"[{t[7]}] ", style="bold yellow")
+        line.append(clean(u["signature"])[:300])
+        parts.append(line)
+        where = [f"{t[4]} {(u['first_seen'] or '-')[:19]}", f"{t[5]} {(u['last_seen'] or '-')[:19]}"]
+        if u["nodes"]:
+            where.append(", ".join(u["nodes"][:4]) + (" …" if len(u["nodes"]) > 4 else ""))
+        if u["ranks"]:
+            where.append("rank " + ",".join(map(str, u["ranks"][:8])) + ("…" if len(u["ranks"]) > 8 else ""))
+        parts.append(Text("             " + "; ".join(where), style="dim"))
+        ex = u["example"]
+        parts.append(Text(f"             {t[6]} {clean(ex['file'])}:{ex['line']}: {clean(ex['text'])[:300]}", style="dim"))
+    if more:
+        parts.append(Text(f"  … {more} {t[3]}"))
+    parts.append(Text(f"  {t[8]}", style="dim"))
+    return Group(*parts)
+
