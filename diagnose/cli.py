@@ -95,11 +95,14 @@ def main() -> None:
 @click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of titles and remediation.")
 @click.option("--color/--no-color", default=None, help="Colour (default: only on a terminal).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit code (and -o output).")
+@click.option("--budget", "budget_items", multiple=True, metavar="KEY=SIZE",
+              help="Raise or lower a reading limit, e.g. max_file_bytes=8G, max_total_bytes=200G, "
+                   "max_members=500000, max_ratio=500, bomb_floor=256M (repeatable).")
 @click.option("--baseline", type=click.Path(exists=True),
               help="Compare benchmark/accuracy results with a baseline: an earlier run (folder or file), a TOML "
                    "of expected numbers with tolerances, or an earlier diagnose JSON report.")
 def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, redact, fail_on, exit_zero, rule_dirs,
-          no_builtin_rules, since, until, lang, color, quiet, baseline=None):
+          no_builtin_rules, since, until, lang, color, quiet, budget_items=(), baseline=None):
     """Analyse the logs under PATH... and report findings, most likely root cause first.
 
     \b
@@ -121,6 +124,12 @@ def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, reda
         lang=lang or _default_lang(),
         baseline=baseline,
     )
+    try:
+        from diagnose.ingest.budget import parse_budget
+
+        options.budget = parse_budget(list(budget_items))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--budget") from None
     if baseline and baseline.lower().endswith(".toml"):  # a broken baseline TOML is a configuration error
         from diagnose.compare import load_baseline
 

@@ -21,7 +21,7 @@ from diagnose.parsers import PREFILTERS, parser_for
 from diagnose.parsers.common import FileContext, clean_lines, raw_lines_frame
 from diagnose.parsers.versions import derive_signals
 from diagnose.rank import rank_findings
-from diagnose.timeline import bundle_years, date_file
+from diagnose.timeline import date_records
 
 Progress = Callable[[int, str], None]
 
@@ -58,10 +58,24 @@ def read_inputs(paths: list[str], options: Options, progress: Progress | None = 
 
 
 def parse_sources(sources, options: Options, progress: Progress | None = None) -> Parsed:
-    per_file: list[tuple[pl.DataFrame, pl.DataFrame, datetime | None, str]] = []
+    record_parts: list[pl.DataFrame] = []
+    signal_parts: list[pl.DataFrame] = []
+    file_rows: list[tuple[str, datetime | None]] = []
     inputs: list[InputFile] = []
     skipped: list[Skipped] = []
     errors: list[str] = []
+    batch = _SmallFiles(options, errors)
+
+    def take(records, signals, info, mtime):
+        record_parts.append(records)
+        signal_parts.append(signals)
+        infos, mtimes = (info, mtime) if isinstance(info, list) else ([info], [mtime])
+        for one, when in zip(infos, mtimes):
+            inputs.append(one)
+            file_rows.append((one.path, when))
+            if progress:
+                progress(one.bytes, one.path)
+
     tap = None
     if options.kind is None:  # model JSON files and launch scripts in a bundle: see diagnose/preflight/bundle.py
         from diagnose.preflight.bundle import Tap
@@ -72,26 +86,25 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
         if isinstance(item, Skipped):
             skipped.append(item)
             continue
-        result = _parse_one(item, options, errors)
+        result = _parse_one(item, options, errors, batch)
+        if result is None:  # queued with other small files of its kind
+            if batch.full:
+                for done in batch.flush():
+                    take(*done)
+            continue
         if isinstance(result, Skipped):
             skipped.append(result)
             continue
-        records, signals, info = result
-        inputs.append(info)
-        per_file.append((records, signals, _mtime(item.mtime), item.path))
-        if progress:
-            progress(info.bytes, info.path)
-    years = bundle_years([r for r, _, _, _ in per_file])
-    all_records, all_signals = [], []
-    for records, signals, mtime, name in per_file:
-        dated, how = date_file(records, years, mtime, name)
-        if how != "not needed":
-            signals = _redate_signals(signals, dated)
-        all_records.append(dated)
-        all_signals.append(signals)
-    records = pl.concat(all_records, how="diagonal_relaxed") if all_records else empty_records()
+        take(*result, _mtime(item.mtime))
+    for done in batch.flush():
+        take(*done)
+    records = pl.concat(record_parts, how="diagonal_relaxed") if record_parts else empty_records()
+    signals = pl.concat(signal_parts, how="vertical_relaxed") if signal_parts else empty_signals()
+    files = pl.DataFrame(file_rows, schema={"file": pl.String, "mtime": pl.Datetime("us")}, orient="row")
+    records, dated = date_records(records, files)
+    if dated:
+        signals = _redate_signals(signals, records, list(dated))
     records, texts = split_signal_lines(records)
-    signals = pl.concat(all_signals, how="vertical_relaxed") if all_signals else empty_signals()
     if tap is not None:
         try:
             seen = pl.concat([records.select("file", "line", "message"), texts.select("file", "line", "message")])
@@ -103,6 +116,12 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
             signals = pl.concat([signals, *extra_signals], how="vertical_relaxed")
             inputs += extra_inputs
     signals = derive_signals(signals)  # bundle-level version facts (driver x CANN per node)
+    try:  # vLLM values computed from others: per-position decay, DP imbalance, drift (diagnose/parsers/vllm.py)
+        from diagnose.parsers.vllm import derived_signals
+
+        signals = pl.concat([signals, derived_signals(signals)], how="vertical_relaxed")
+    except Exception as exc:  # noqa: BLE001 - report it, keep the parsed signals
+        errors.append(f"derived vLLM signals failed: {type(exc).__name__}: {exc}")
     try:  # profiler analyses across files (ranks in separate folders); see diagnose/parsers/profiling.py
         from diagnose.parsers.profiling import cross_file_signals
 
@@ -115,12 +134,16 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
     return Parsed(records, signals, inputs, skipped, errors, texts)
 
 
-def _redate_signals(signals: pl.DataFrame, records: pl.DataFrame) -> pl.DataFrame:
-    """Signals share their line's time: take it from the dated records."""
+def _redate_signals(signals: pl.DataFrame, records: pl.DataFrame, files: list[str]) -> pl.DataFrame:
+    """Signals share their line's time: take it from the dated records of the files that were dated."""
     if signals.height == 0:
         return signals
-    times = records.select("line", pl.col("ts").alias("_ts"))
-    return signals.join(times, on="line", how="left").with_columns(ts=pl.col("_ts")).drop("_ts")
+    times = records.filter(pl.col("file").is_in(files)).select("file", "line", pl.col("ts").alias("_ts"))
+    return (
+        signals.join(times, on=["file", "line"], how="left", maintain_order="left")
+        .with_columns(ts=pl.coalesce(pl.col("_ts"), pl.col("ts")))
+        .drop("_ts")
+    )
 
 
 def _window(frame: pl.DataFrame, options: Options) -> pl.DataFrame:
@@ -141,14 +164,97 @@ def _mtime(value: float | None) -> datetime | None:
         return None
 
 
-def _parse_one(src: SourceFile, options: Options, errors: list[str]):
-    """Read one file chunk by chunk; line-oriented kinds are parsed per chunk, the others whole."""
+# Line-oriented files up to this size are parsed together, many per query (see _SmallFiles). Only kinds
+# whose parsers take nothing from the file's name: the plog parser reads the pid and device from it.
+SMALL_FILE = 256 * 1024
+BATCH_KINDS = frozenset({"vllm", "mindie", "unknown"})
+
+
+class _SmallFiles:
+    """Small line-oriented files, parsed in batches: a query per file costs milliseconds, which a bundle of
+    100,000 small files (a plog per process and restart) cannot afford. The files' lines are concatenated,
+    parsed once, and every record and signal is mapped back to its file, line and node."""
+
+    MAX_FILES = 2000
+    MAX_LINES = 400_000
+
+    def __init__(self, options: Options, errors: list[str]):
+        self.options, self.errors = options, errors
+        self.queued: dict[str, list[tuple[SourceFile, pl.Series, TextInfo]]] = {}
+        self.lines = 0
+
+    @property
+    def full(self) -> bool:
+        return self.lines >= self.MAX_LINES or sum(len(v) for v in self.queued.values()) >= self.MAX_FILES
+
+    def add(self, kind: str, src: SourceFile, lines: pl.Series, info: TextInfo) -> None:
+        self.queued.setdefault(kind, []).append((src, lines, info))
+        self.lines += lines.len()
+
+    def flush(self):
+        queued, self.queued, self.lines = self.queued, {}, 0
+        for kind, files in queued.items():
+            yield from self._parse(kind, files)
+
+    def _parse(self, kind, files):
+        sizes = [lines.len() for _, lines, _ in files]
+        starts, at = [], 1
+        for n in sizes:
+            starts.append(at)
+            at += n
+        meta = pl.DataFrame(
+            {
+                "_fid": list(range(len(files))),
+                "_file": [src.path for src, _, _ in files],
+                "_node": [src.node for src, _, _ in files],
+                "_start": starts,
+            },
+            schema={"_fid": pl.UInt32, "_file": pl.String, "_node": pl.String, "_start": pl.UInt32},
+        )
+        start_series = pl.Series(starts, dtype=pl.UInt32)
+        all_lines = pl.concat([lines for _, lines, _ in files]) if files else pl.Series("text", [], pl.String)
+        ctx = FileContext(path="<batch>", node=None, kind=kind, mtime=None)
+        frame = _select(raw_lines_frame(all_lines, 1), kind, self.options)
+        records, signals = _parse_chunk(frame, ctx, self.errors)
+        records, signals = _remap(records, start_series, meta), _remap(signals, start_series, meta)
+        raw = dict(records.group_by("_fid").agg((~pl.col("parsed")).sum()).iter_rows())
+        records = _retain(records.drop("_fid"), signals, self.options)
+        rows = [
+            InputFile(path=src.path, kind=kind, lines=info.lines, bytes=info.bytes, raw_lines=int(raw.get(fid, 0)),
+                      node=src.node, encoding=info.encoding)
+            for fid, (src, _, info) in enumerate(files)
+        ]
+        # One frame per batch, not per file: 100,000 tiny frames would cost gigabytes.
+        yield records, signals.drop("_fid"), rows, [_mtime(src.mtime) for src, _, _ in files]
+
+
+def _remap(frame: pl.DataFrame, starts: pl.Series, meta: pl.DataFrame) -> pl.DataFrame:
+    """Batch line numbers back to (file, line, node); an event that began in an earlier file is its own."""
+    if frame.height == 0:
+        return frame.with_columns(_fid=pl.lit(None, pl.UInt32))
+    fid = (starts.search_sorted(frame["line"], side="right") - 1).cast(pl.UInt32)
+    out = frame.with_columns(_fid=fid).join(meta, on="_fid", how="left", maintain_order="left")
+    cols = {
+        "file": pl.col("_file"),
+        "line": (pl.col("line") - pl.col("_start") + 1).cast(pl.UInt32),
+        "node": pl.coalesce(pl.col("node"), pl.col("_node")),
+    }
+    if "event" in frame.columns:
+        cols["event"] = pl.when(pl.col("event") >= pl.col("_start")).then(pl.col("event") - pl.col("_start") + 1) \
+            .otherwise(pl.col("line") - pl.col("_start") + 1).cast(pl.UInt32)
+    return out.with_columns(**cols).drop("_file", "_node", "_start")
+
+
+def _parse_one(src: SourceFile, options: Options, errors: list[str], batch: _SmallFiles | None = None):
+    """Read one file chunk by chunk; line-oriented kinds are parsed per chunk, the others whole; small
+    line-oriented files are handed to ``batch`` (returns None then)."""
     info = TextInfo()
     kind = None
     pending: list[pl.Series] = []
     parts: list[tuple[pl.DataFrame, pl.DataFrame]] = []
     raw = 0
     next_line = 1
+    small: pl.Series | None = None
     try:
         with src.open() as stream:
             for lines in iter_line_chunks(stream, info):
@@ -158,6 +264,16 @@ def _parse_one(src: SourceFile, options: Options, errors: list[str]):
                 if kind not in LINE_KINDS:
                     pending.append(lines)  # tables and JSON are parsed whole
                     continue
+                if (batch is not None and kind in BATCH_KINDS and src.size is not None and src.size <= SMALL_FILE
+                        and next_line == 1):
+                    small = lines  # a small file arrives as one chunk: batched below
+                    next_line += lines.len()
+                    continue
+                if small is not None:  # it grew while read: parse its first chunk here after all
+                    records, signals = _parse_chunk(_select(raw_lines_frame(small, 1), kind, options), ctx, errors)
+                    raw += int((~records["parsed"]).sum())
+                    parts.append((_retain(records, signals, options), signals))
+                    small = None
                 frame = _select(raw_lines_frame(lines, next_line), kind, options)
                 next_line += lines.len()
                 records, signals = _parse_chunk(frame, ctx, errors)
@@ -172,6 +288,11 @@ def _parse_one(src: SourceFile, options: Options, errors: list[str]):
     if kind is None:  # empty file
         kind = options.kind or sniff(src.rel or src.path, [])
         ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=_mtime(src.mtime))
+    if small is not None:
+        if src.note is None and info.cut_lines == 0:
+            batch.add(kind, src, small, info)
+            return None
+        pending.append(small)
     if pending or not parts:
         lines = pl.concat(pending) if pending else pl.Series("text", [], dtype=pl.String)
         records, signals = _parse_chunk(raw_lines_frame(lines, 1), ctx, errors)

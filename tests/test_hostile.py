@@ -24,15 +24,16 @@ from diagnose.parsers.common import FileContext, lines_frame
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     root = tmp_path_factory.mktemp("hostile") / "bundle"
-    return root, hostile.build(root)
+    return root, hostile.build(root, bomb_mib=8)
 
 
 @pytest.fixture(scope="module")
 def report(bundle):
+    """The whole CLI on the bundle, in a subprocess; a lower bomb floor keeps the test's bombs small."""
     root, _ = bundle
     before = _snapshot(root.parent)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "diagnose", "--format", "json", str(root)],
+    proc = subprocess.run([sys.executable, "-m", "diagnose", "--format", "json", "--budget", "bomb_floor=4M", str(root)],
                           capture_output=True, text=True, env=env, timeout=300, cwd=root.parent)
     after = _snapshot(root.parent)
     import json
@@ -196,3 +197,26 @@ def test_arbitrary_bytes_through_the_whole_pipeline(data):
     assert len(parsed.inputs) + len(parsed.skipped) == 1
     if parsed.inputs:
         assert parsed.records.height == parsed.inputs[0].lines
+
+
+def test_budget_option_is_validated():
+    assert run_cli("--budget", "max_file_bytes=lots", str(ROOT / "samples" / "healthy")).exit_code == 2
+    assert run_cli("--budget", "nonsense=1", str(ROOT / "samples" / "healthy")).exit_code == 2
+    result = run_cli("--budget", "max_file_bytes=1K", "--format", "json", str(ROOT / "samples" / "healthy"))
+    assert "per-file limit of 1024 bytes" in result.stdout + result.stderr
+
+
+def test_a_hundred_thousand_small_files(tmp_path: Path):
+    """Small files are parsed in batches: 100,000 of them take about a minute, not hours, in bounded memory."""
+    folder = tmp_path / "node-0"
+    folder.mkdir()
+    line = hostile.GOOD
+    for i in range(100_000):
+        (folder / f"plog-{i:06d}.log").write_text(line)
+    (folder / "plog-100000.log").write_text(hostile.OOM)
+    code, data = run_json(str(tmp_path))
+    assert code == 1
+    assert len(data["inputs"]) == 100_001 and data["skipped"] == []
+    oom = next(f for f in data["findings"] if f["rule_id"] == "MEM001")
+    assert oom["evidence"][0]["file"].endswith("plog-100000.log") and oom["evidence"][0]["line"] == 1
+    assert oom["nodes"] == ["node-0"]

@@ -15,6 +15,7 @@ class Budget:
     max_members: int = 200_000  # archive members and directory entries
     max_ratio: int = 200  # decompressed/compressed bytes above this (and above 64 MiB) is a bomb
     max_depth: int = 64  # directory nesting
+    bomb_floor: int = 64 * MiB  # below this much output from one archive or .gz, no ratio counts as a bomb
 
     used_bytes: int = 0
     used_members: int = 0
@@ -29,3 +30,29 @@ class SkipFile(Exception):
 
 class BudgetExceeded(SkipFile):
     """Raised while reading a stream that would exceed a limit; the message is the skip reason."""
+
+
+_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_budget(items: list[str], budget: Budget | None = None) -> Budget:
+    """``KEY=VALUE`` settings (``max_file_bytes=8G``, ``max_members=500000``) over the defaults.
+
+    Raises ValueError with a message naming the key when one is unknown or its value is not a size.
+    """
+    budget = budget or Budget()
+    names = [f for f in Budget.__dataclass_fields__ if not f.startswith("used")]
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in names:
+            raise ValueError(f"{item!r}: use KEY=VALUE with KEY one of {', '.join(names)}")
+        text = value.strip().upper().rstrip("B")
+        try:
+            number = float(text[:-1]) * _UNITS[text[-1]] if text and text[-1] in _UNITS else float(text)
+        except ValueError:
+            raise ValueError(f"{item!r}: {value!r} is not a number or size like 512M, 8G") from None
+        if number <= 0:
+            raise ValueError(f"{item!r}: must be positive")
+        setattr(budget, key, int(number))
+    return budget

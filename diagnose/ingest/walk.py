@@ -28,7 +28,6 @@ from diagnose.ingest.nodes import node_from_path
 from diagnose.model import Skipped
 
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip", ".tar.bz2", ".tar.xz", ".tbz2", ".txz")
-_BOMB_FLOOR = 64 * 1024 * 1024  # below this much output, no ratio counts as a bomb
 # What broken archives and compressed streams raise (the stdlib readers differ, and fuzzing found them all).
 ARCHIVE_ERRORS = (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError,
                   RuntimeError, ValueError, KeyError, IndexError, TypeError, struct.error)
@@ -93,7 +92,8 @@ class Metered(io.RawIOBase):
             raise BudgetExceeded(f"total read limit of {self._budget.max_total_bytes} bytes reached")
         if self._ratio is not None and self._ratio.compressed:
             self._ratio.out += n
-            if self._ratio.out > _BOMB_FLOOR and self._ratio.out > self._ratio.compressed * self._budget.max_ratio:
+            if (self._ratio.out > self._budget.bomb_floor
+                    and self._ratio.out > self._ratio.compressed * self._budget.max_ratio):
                 raise BudgetExceeded(
                     f"decompression bomb: expands more than {self._budget.max_ratio}x "
                     f"({self._ratio.compressed} bytes compressed)"

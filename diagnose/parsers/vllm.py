@@ -216,6 +216,10 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
     base = records.filter(pl.col("message").str.contains(_PREFILTER)).select(
         "file", "line", "source", "node", "ts", "proc", "message"
     )
+    if base.height == 0:
+        return conform_signals(oom_signals(records))
+    # One lazy query for every pattern: many small files must not pay a query per pattern each.
+    base = base.lazy()
     # The engine a value belongs to: `Engine 000:` on the line, else the process, per node.
     engine_no = pl.col("message").str.extract(r"Engine (\d+):", 1)
     base = base.with_columns(
@@ -249,14 +253,16 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
     frame = pl.concat(numeric + [positions], how="vertical_relaxed")
     frame = frame.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan() | pl.col("text").is_not_null())
     frame = frame.unique(subset=["line", "signal", "engine", "value", "text"], keep="first", maintain_order=True)
+    frame = frame.collect()
     frame = pl.concat([conform_signals(frame), oom_signals(records)], how="vertical_relaxed")
-    frame = pl.concat([frame, _derived(frame)], how="vertical_relaxed")
     return conform_signals(frame.sort("line", maintain_order=True))
 
 
-def _derived(frame: pl.DataFrame) -> pl.DataFrame:
-    """Signals computed from others (documented in model.SIGNALS): first/last draft position acceptance,
-    KV capacity against max_num_seqs, and data-parallel engine imbalance per logging round."""
+def derived_signals(signals: pl.DataFrame) -> pl.DataFrame:
+    """Signals computed from the vLLM signals of the whole bundle (after all chunks of a file are parsed):
+    first/last draft position acceptance, KV capacity against max_num_seqs, data-parallel engine imbalance per
+    logging round, and drift over a run. Documented in model.SIGNALS; returns only the new rows."""
+    frame = signals.filter(pl.col("source") == "vllm")
     out = []
     pos = frame.filter(pl.col("signal") == "spec_pos_acceptance").with_columns(
         _base=pl.col("engine").str.replace(r"#[0-9]+$", ""),
