@@ -93,9 +93,12 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
         proc=pl.coalesce(p("name"), pl.format("rank{}", pl.col("_rankpfx"))),
         pid=p("pid").cast(pl.Int64, strict=False),
         node=p("ip"),
+        # Worker_DP1_TP5_EP13: with expert parallelism the EP index is the rank across the DP x TP world
+        # (what plogs and HCCL call the rank); the TP index repeats in every DP group.
         rank=pl.coalesce(
             pl.col("_rankpfx"),
             p("prank"),
+            pl.col("_procs").str.extract(r"(?:_|\b)EP(\d+)\b", 1),
             p("ptp"),
             pl.col("_procs").str.extract(r"(?:_|\b)TP(\d+)", 1),
         ).cast(pl.Int32, strict=False),
