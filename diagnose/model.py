@@ -314,6 +314,15 @@ class Finding:
     caused_by: str | None = None  # rule id of the finding this one is a consequence of
     facts: dict[str, Any] = field(default_factory=dict)  # the numbers behind the summary
 
+    def short_where(self, sep: str = ",") -> str:
+        """A few nodes and ranks for a table cell (``node-0,node-1 rank 0,8,13``); empty when unknown."""
+        parts = []
+        if self.nodes:
+            parts.append(sep.join(self.nodes[:3]) + ("…" if len(self.nodes) > 3 else ""))
+        if self.ranks:
+            parts.append("rank " + ",".join(map(str, self.ranks[:4])) + ("…" if len(self.ranks) > 4 else ""))
+        return " ".join(parts)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "rule_id": self.rule_id,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -82,9 +83,13 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
 
         tap = Tap()
         sources = tap.wrap(sources)
+    deadline = time.monotonic() + options.budget.max_seconds
     for item in sources:
         if isinstance(item, Skipped):
             skipped.append(item)
+            continue
+        if time.monotonic() > deadline:
+            skipped.append(Skipped(item.path, f"time budget of {options.budget.max_seconds} s reached (not read)"))
             continue
         result = _parse_one(item, options, errors, batch)
         if result is None:  # queued with other small files of its kind
@@ -332,7 +337,10 @@ def _select(frame: pl.DataFrame, kind: str, options: Options) -> pl.DataFrame:
 
 
 def _parse_chunk(frame: pl.DataFrame, ctx: FileContext, errors: list[str]):
-    frame = clean_lines(frame)
+    if ctx.kind in LINE_KINDS:
+        frame = clean_lines(frame)
+    else:  # tables, JSON and tool output carry no colour codes: only line ends to trim
+        frame = frame.with_columns(pl.col("text").str.strip_chars_end("\r"))
     try:
         return parser_for(ctx.kind)(frame, ctx)
     except Exception as exc:  # a parser bug must not lose the file: keep it as raw lines and say so

@@ -220,3 +220,33 @@ def test_a_hundred_thousand_small_files(tmp_path: Path):
     oom = next(f for f in data["findings"] if f["rule_id"] == "MEM001")
     assert oom["evidence"][0]["file"].endswith("plog-100000.log") and oom["evidence"][0]["line"] == 1
     assert oom["nodes"] == ["node-0"]
+
+
+def test_time_budget_lists_what_was_not_reached(tmp_path: Path):
+    for i in range(3):
+        (tmp_path / f"f{i}.log").write_text(hostile.GOOD)
+    result = run_cli("--budget", "max_seconds=1", "--format", "json", str(tmp_path))
+    assert result.exit_code == 0  # nothing unreadable, nothing wrong: the budget was not hit this fast
+    import diagnose.pipeline as pipeline
+
+    real = pipeline.time.monotonic
+    ticks = iter([0.0] + [10.0] * 100)
+    try:
+        pipeline.time.monotonic = lambda: next(ticks)  # the clock jumps past the budget after the start
+        late = run_cli("--budget", "max_seconds=1", str(tmp_path))
+    finally:
+        pipeline.time.monotonic = real
+    # Nothing could be read in time: exit 2, each file named with the reason.
+    assert late.exit_code == 2 and late.stderr.count("time budget of 1 s reached") == 3
+
+
+@pytest.mark.parametrize("case", sorted((ROOT / "tests" / "data" / "fuzz").glob("*.bin")), ids=lambda p: p.name)
+def test_inputs_the_fuzzer_once_broke_us_with(case: Path):
+    """Regressions from bench/fuzz.py: a zip whose directory and header names differ, an unsupported zip
+    version, a gzip header cut inside a tar stream."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import fuzz
+    finally:
+        sys.path.pop(0)
+    fuzz.one_input(case.read_bytes())

@@ -16,6 +16,7 @@ class Budget:
     max_ratio: int = 200  # decompressed/compressed bytes above this (and above 64 MiB) is a bomb
     max_depth: int = 64  # directory nesting
     bomb_floor: int = 64 * MiB  # below this much output from one archive or .gz, no ratio counts as a bomb
+    max_seconds: int = 3600  # reading stops after this long; the files not reached are listed as skipped
 
     used_bytes: int = 0
     used_members: int = 0

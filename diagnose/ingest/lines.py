@@ -17,7 +17,7 @@ import polars as pl
 
 from diagnose.ingest.decode import decode, is_binary
 
-CHUNK_BYTES = 32 * 1024 * 1024
+CHUNK_BYTES = 8 * 1024 * 1024
 MAX_LINE = 16 * 1024 * 1024
 
 

@@ -152,12 +152,7 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
 
 
 def _where(f: Finding) -> str:
-    parts = []
-    if f.nodes:
-        parts.append(", ".join(f.nodes[:3]) + ("…" if len(f.nodes) > 3 else ""))
-    if f.ranks:
-        parts.append("rank " + ",".join(map(str, f.ranks[:4])) + ("…" if len(f.ranks) > 4 else ""))
-    return " ".join(parts)
+    return f.short_where(', ')
 
 
 def _section(i: int, f: Finding, paths, lab: dict) -> str:

@@ -111,12 +111,7 @@ def _summary_table(findings: list[Finding], lab: dict) -> Table:
 
 
 def _where(f: Finding) -> str:
-    parts = []
-    if f.nodes:
-        parts.append(",".join(f.nodes[:3]) + ("…" if len(f.nodes) > 3 else ""))
-    if f.ranks:
-        parts.append("rank " + ",".join(map(str, f.ranks[:4])) + ("…" if len(f.ranks) > 4 else ""))
-    return " ".join(parts) or "-"
+    return f.short_where(',') or "-"
 
 
 def _panel(i: int, f: Finding, lab: dict) -> Panel:
