@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from diagnose.cli import EXIT_USAGE, SEVERITY_CHOICES, _default_lang, _width, exit_code
+from diagnose.cli import EXIT_USAGE, SEVERITY_CHOICES, _default_lang, _width, _write_output, exit_code
+
+if TYPE_CHECKING:  # the model imports polars; --help must not
+    from diagnose.model import InputFile, Skipped
 
 
 def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str | None, mindie_config: str | None,
@@ -107,11 +111,7 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
     if facts_out == "-":  # show the facts (capacity arithmetic included); stderr when stdout is machine-readable
         click.echo(text, err=fmt != "text")
     elif facts_out:
-        try:
-            Path(facts_out).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            click.echo(f"diagnose: error: cannot write {facts_out}: {exc.strerror or exc}", err=True)
-            sys.exit(EXIT_USAGE)
+        _write_output(facts_out, text)
     facts_path = facts_out if facts_out and facts_out != "-" else str(Path(model_dir or ".") / "preflight.facts")
     data = text.encode("utf-8")
     src = SourceFile(path=facts_path, rel=facts_path, node=None, size=len(data), mtime=None, open=lambda: _bytes(data))
@@ -126,11 +126,7 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
     out = render(fmt, report, color=use_color if fmt == "text" else False, width=_width() if use_color else 110,
                  lang=options.lang, paths=[model_dir or "."], fail_on=fail_on, catalog=rules)
     if output:
-        try:
-            Path(output).write_text(out, encoding="utf-8")
-        except OSError as exc:
-            click.echo(f"diagnose: error: cannot write {output}: {exc.strerror or exc}", err=True)
-            sys.exit(EXIT_USAGE)
+        _write_output(output, out)
     elif not quiet:
         click.echo(out, nl=False)
     sys.exit(exit_code(report, fail_on, exit_zero))
