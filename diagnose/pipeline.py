@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
-
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -26,6 +28,9 @@ from diagnose.timeline import date_records
 
 Progress = Callable[[int, str], None]
 
+# Large files parsed at once: one per core, two at most (each holds a chunk and its parse in memory).
+WORKERS = max(1, min(2, os.cpu_count() or 1))
+
 # Kinds whose parsers work line by line: read and parsed in chunks, in bounded memory.
 LINE_KINDS = frozenset({"vllm", "mindie", "plog", "unknown"})
 
@@ -41,6 +46,7 @@ class Options:
     kind: str | None = None  # force every file to this kind (rule fixtures)
     keep: pl.Expr | None = None  # which records to keep in memory (retention_filter); None keeps all
     select: dict[str, str] = field(default_factory=dict)  # kind -> raw-line pattern (prefilter_patterns)
+    evidence: list[list[pl.Expr]] | None = None  # signal lines whose text is kept (evidence_filter)
     baseline: str | None = None  # --baseline: earlier run folder/file, TOML of expected numbers, JSON report
 
 
@@ -84,23 +90,46 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
         tap = Tap()
         sources = tap.wrap(sources)
     deadline = time.monotonic() + options.budget.max_seconds
-    for item in sources:
-        if isinstance(item, Skipped):
-            skipped.append(item)
-            continue
-        if time.monotonic() > deadline:
-            skipped.append(Skipped(item.path, f"time budget of {options.budget.max_seconds} s reached (not read)"))
-            continue
-        result = _parse_one(item, options, errors, batch)
-        if result is None:  # queued with other small files of its kind
-            if batch.full:
-                for done in batch.flush():
-                    take(*done)
-            continue
-        if isinstance(result, Skipped):
-            skipped.append(result)
-            continue
-        take(*result, _mtime(item.mtime))
+    pool = ThreadPoolExecutor(WORKERS) if WORKERS > 1 else None
+    running: deque = deque()  # (file, future) in input order: results are taken in that order
+
+    def settle(limit: int) -> None:
+        while len(running) > limit:
+            src, future = running.popleft()
+            done = future.result()
+            if isinstance(done, Skipped):
+                skipped.append(done)
+            else:
+                take(*done, _mtime(src.mtime))
+
+    try:
+        for item in sources:
+            if isinstance(item, Skipped):
+                skipped.append(item)
+                continue
+            if time.monotonic() > deadline:
+                skipped.append(Skipped(item.path, f"time budget of {options.budget.max_seconds} s reached (not read)"))
+                continue
+            if pool is not None and item.standalone and (item.size or 0) > SMALL_FILE:
+                # Large files on disk are parsed two at a time (polars releases the GIL); at most one more waits.
+                running.append((item, pool.submit(_parse_one, item, options, errors)))
+                settle(WORKERS)
+                continue
+            settle(0)
+            result = _parse_one(item, options, errors, batch)
+            if result is None:  # queued with other small files of its kind
+                if batch.full:
+                    for done in batch.flush():
+                        take(*done)
+                continue
+            if isinstance(result, Skipped):
+                skipped.append(result)
+                continue
+            take(*result, _mtime(item.mtime))
+        settle(0)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     for done in batch.flush():
         take(*done)
     records = pl.concat(record_parts, how="diagonal_relaxed") if record_parts else empty_records()
@@ -351,7 +380,10 @@ def _parse_chunk(frame: pl.DataFrame, ctx: FileContext, errors: list[str]):
 
 
 def _retain(records: pl.DataFrame, signals: pl.DataFrame, options: Options) -> pl.DataFrame:
-    """Keep the records that can matter; count the rest. See ``retention_filter``."""
+    """Keep the records that can matter; count the rest. See ``retention_filter``.
+
+    Lines kept only for their signals (most are the periodic metric lines) keep their stamp for dating and,
+    only where a rule could quote them (``evidence_filter``), their text; their other columns go."""
     if options.keep is None or records.height == 0:
         return records
     signal_line = pl.col("line").is_in(signals["line"].unique().implode())
@@ -360,8 +392,15 @@ def _retain(records: pl.DataFrame, signals: pl.DataFrame, options: Options) -> p
     keep = options.keep
     keep = keep | (anchor & (pl.col("line") == pl.col("line").filter(anchor).min()))
     keep = keep | (anchor & (pl.col("line") == pl.col("line").filter(anchor).max()))
-    # Lines kept only for their signals are dated with the rest, then set apart (see split_signal_lines).
-    return records.with_columns(_signal_only=~keep & signal_line).filter(keep | signal_line)
+    flagged = records.with_columns(_signal_only=~keep & signal_line)
+    kept = flagged.filter(keep)
+    quoted = quoted_lines(signals, options.evidence) if options.evidence is not None else signals["line"]
+    quote = pl.col("line").is_in(quoted.implode())
+    slim = flagged.filter(pl.col("_signal_only")).select(
+        "file", "line", "node", "ts", "year_known", "_signal_only",
+        text=pl.when(quote).then(pl.col("text")), message=pl.when(quote).then(pl.col("message")),
+    )
+    return pl.concat([kept, slim], how="diagonal_relaxed") if slim.height else kept
 
 
 def split_signal_lines(records: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -369,7 +408,7 @@ def split_signal_lines(records: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFram
     if "_signal_only" not in records.columns:
         return records, records.clear().select("file", "line", "text", "message")
     flag = pl.col("_signal_only").fill_null(False)
-    texts = records.filter(flag).select("file", "line", "text", "message")
+    texts = records.filter(flag & pl.col("text").is_not_null()).select("file", "line", "text", "message")
     return records.filter(~flag).drop("_signal_only"), texts
 
 
@@ -387,6 +426,37 @@ def use_rules(options: Options, rules: list[Rule]) -> None:
     """Set the record filters that keep memory bounded to what these rules can use."""
     options.keep = retention_filter(rules)
     options.select = prefilter_patterns(rules)
+    options.evidence = evidence_filter(rules)
+
+
+def evidence_filter(rules: list[Rule]) -> list[list[pl.Expr]]:
+    """Which signal lines a finding may quote, as alternatives of conditions that must all hold on one line:
+    any signal but the periodic metrics (start-up facts are few), or a threshold rule's own condition and
+    its ``also`` conditions (its evidence is always such a line). Other periodic lines are not kept in
+    memory; a finding that quotes one reads it back from its file (diagnose/ingest/reread.py)."""
+    from diagnose.engine.select import signal_condition
+    from diagnose.parsers.vllm import PERIODIC_SIGNALS
+
+    alternatives = [[~pl.col("signal").is_in(sorted(PERIODIC_SIGNALS))]]
+    for rule in rules:
+        m = rule.match
+        if m.get("kind") == "threshold" and m.get("signal") in PERIODIC_SIGNALS:
+            conds = [(pl.col("signal") == m["signal"]) & signal_condition(m)]
+            conds += [(pl.col("signal") == a["signal"]) & signal_condition(a) for a in m.get("also", [])
+                      if isinstance(a, dict) and "signal" in a]
+            alternatives.append(conds)
+    return alternatives
+
+
+def quoted_lines(signals: pl.DataFrame, alternatives: list[list[pl.Expr]]) -> pl.Series:
+    """Lines of ``signals`` that satisfy every condition of some alternative of ``evidence_filter``."""
+    found = [signals.filter(alternatives[0][0])["line"].unique()]
+    for conds in alternatives[1:]:
+        lines = signals.filter(conds[0])["line"].unique()
+        for cond in conds[1:]:
+            lines = lines.filter(lines.is_in(signals.filter(cond)["line"].unique().implode()))
+        found.append(lines)
+    return pl.concat(found).unique()
 
 
 def prefilter_patterns(rules: list[Rule]) -> dict[str, str]:

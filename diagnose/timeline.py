@@ -57,10 +57,11 @@ def date_records(records: pl.DataFrame, files: pl.DataFrame) -> tuple[pl.DataFra
         return records, {}
     years = bundle_years(records)
     ordinal = pl.col("ts").dt.month().cast(pl.Int32) * 31 + pl.col("ts").dt.day().cast(pl.Int32)
+    # Rows of one file are not always in line order (lines kept for signals follow each chunk's records).
     frame = records.with_row_index("_row").with_columns(_ord=pl.when(undated).then(ordinal))
-    prev = pl.col("_ord").forward_fill().shift(1).over("file", order_by="_row")
+    prev = pl.col("_ord").forward_fill().shift(1).over("file", order_by="line")
     frame = frame.with_columns(_wrap=(pl.col("_ord").is_not_null() & (prev - pl.col("_ord") > 186)).cast(pl.Int32))
-    frame = frame.with_columns(_era=pl.col("_wrap").fill_null(0).cum_sum().over("file", order_by="_row"))
+    frame = frame.with_columns(_era=pl.col("_wrap").fill_null(0).cum_sum().over("file", order_by="line"))
 
     needing = frame.filter(pl.col("_ord").is_not_null()).group_by("file").agg(
         pl.col("node").drop_nulls().first().alias("node"),

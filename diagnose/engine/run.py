@@ -10,6 +10,7 @@ import polars as pl
 
 from diagnose.engine.kinds import KINDS, Match
 from diagnose.engine.rulefile import Rule
+from diagnose.ingest.reread import read_lines
 from diagnose.model import Evidence, Finding
 
 MAX_EVIDENCE = 5
@@ -110,9 +111,17 @@ def _evidence(hits: pl.DataFrame, records: pl.DataFrame, extra: pl.DataFrame | N
             continue
         found = source.filter(pl.col("file").is_in(files)).join(keys, on=["file", "line"], how="semi")
         lookup.update({(f, ln): t for f, ln, t in found.select("file", "line", "text").iter_rows()})
+    rows = picked.select("file", "line", "vtext", "value").rows()
+    missing: dict[str, set[int]] = {}
+    for f, ln, vtext, _ in rows:
+        if (f, ln) not in lookup and not vtext:
+            missing.setdefault(f, set()).add(int(ln))
+    for f, lines in missing.items():  # periodic lines whose text was not kept (pipeline.evidence_filter)
+        lookup.update({(f, n): t for n, t in read_lines(f, lines).items()})
     out = []
-    for f, ln, vtext in picked.select("file", "line", "vtext").iter_rows():
-        out.append(Evidence(file=f, line=int(ln), text=lookup.get((f, ln), vtext or "")))
+    for f, ln, vtext, value in rows:
+        text = lookup.get((f, ln)) or vtext or ("" if value is None else f"value {value:g}")
+        out.append(Evidence(file=f, line=int(ln), text=text))
     return out
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -20,9 +21,11 @@ class Budget:
 
     used_bytes: int = 0
     used_members: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def charge(self, n: int) -> None:
-        self.used_bytes += n
+        with self._lock:  # files are read by two threads at once (pipeline.parse_sources)
+            self.used_bytes += n
 
 
 class SkipFile(Exception):

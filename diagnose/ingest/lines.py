@@ -47,6 +47,9 @@ def iter_line_chunks(stream: BinaryIO, info: TextInfo, chunk_bytes: int = CHUNK_
         return
     decoder, text, info.encoding = _choose_decoder(first)
     sep = "\r" if ("\n" not in text and "\r" in text) else "\n"
+    if sep == "\n" and info.encoding in ("utf-8", "utf-8 (invalid bytes replaced)"):
+        yield from _utf8_line_chunks(stream, first, info, chunk_bytes, max_line)
+        return
     carry = ""
     while True:
         block = carry + text if carry else text
@@ -73,6 +76,50 @@ def iter_line_chunks(stream: BinaryIO, info: TextInfo, chunk_bytes: int = CHUNK_
     if carry:
         info.lines += 1
         yield pl.Series("text", [carry], dtype=pl.String)
+
+
+def _utf8_line_chunks(stream: BinaryIO, first: bytes, info: TextInfo, chunk_bytes: int,
+                      max_line: int) -> Iterator[pl.Series]:
+    """The common case (UTF-8, LF): lines are cut from the bytes by polars' CSV reader (Rust, all cores),
+    with no Python decode or split; invalid bytes become U+FFFD as in the incremental decoder."""
+    carry = b""
+    raw = first
+    while True:
+        block = carry + raw if carry else raw
+        cut = block.rfind(b"\n")
+        if cut < 0:
+            carry = block
+        else:
+            carry = block[cut + 1:]
+            lines = _split_utf8(block[:cut + 1])
+            info.lines += lines.len()
+            yield lines
+        while len(carry) > max_line:
+            info.cut_lines += 1
+            info.lines += 1
+            yield pl.Series("text", [carry[:max_line].decode("utf-8", errors="replace")], dtype=pl.String)
+            carry = carry[max_line:]
+        raw = stream.read(chunk_bytes)
+        if not raw:
+            break
+        info.bytes += len(raw)
+    if carry:
+        info.lines += 1
+        yield pl.Series("text", [carry.decode("utf-8", errors="replace")], dtype=pl.String)
+
+
+def _split_utf8(block: bytes) -> pl.Series:
+    """Lines of ``block`` (which ends with LF), one row each, empty lines included."""
+    expected = block.count(b"\n")
+    if b"\x00" not in block:  # NUL is the reader's field separator: such a block takes the Python path
+        try:
+            lines = pl.read_csv(block, has_header=False, separator="\x00", quote_char=None, new_columns=["text"],
+                                infer_schema=False, encoding="utf8-lossy", eol_char="\n")["text"]
+        except Exception:  # noqa: BLE001 - any reader quirk: the Python path below is always right
+            lines = None
+        if lines is not None and lines.len() == expected:
+            return lines.fill_null("").str.strip_chars_end("\r").alias("text")
+    return _split(block[:-1].decode("utf-8", errors="replace"), "\n")
 
 
 def _choose_decoder(first: bytes):

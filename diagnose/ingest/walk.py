@@ -44,6 +44,7 @@ class SourceFile:
     mtime: float | None
     open: Callable[[], BinaryIO]
     note: str | None = None  # set while reading, e.g. a truncated gzip whose head was read
+    standalone: bool = False  # a file of its own (not a member of an archive stream): can be read in parallel
 
     def read(self) -> bytes:
         with self.open() as stream:
@@ -120,8 +121,8 @@ def _stream(opener: Callable[[], BinaryIO], budget: Budget, ratio: _Ratio | None
     return open_for
 
 
-def _source(path, rel, node, size, mtime, opener, budget, ratio=None, limit=None) -> SourceFile:
-    src = SourceFile(path, rel, node, size, mtime, open=lambda: None)  # type: ignore[arg-type]
+def _source(path, rel, node, size, mtime, opener, budget, ratio=None, limit=None, standalone=False) -> SourceFile:
+    src = SourceFile(path, rel, node, size, mtime, open=lambda: None, standalone=standalone)  # type: ignore[arg-type]
     bound = _stream(opener, budget, ratio, limit)
     src.open = lambda: bound(src)
     return src
@@ -207,10 +208,10 @@ def _from_file(path: Path, rel: str, display: str, budget: Budget) -> Iterator[S
         yield from _from_archive_path(path, display, node, budget, st.st_size)
     elif name.endswith(".gz"):
         yield _source(display, rel[:-3], node, None, st.st_mtime, lambda: gzip.open(path, "rb"), budget,
-                      _Ratio(st.st_size))
+                      _Ratio(st.st_size), standalone=True)
     else:
         yield _source(display, rel, node, st.st_size, st.st_mtime, lambda: open(path, "rb"), budget,
-                      limit=st.st_size)
+                      limit=st.st_size, standalone=True)
 
 
 def _file_type(mode: int) -> str:

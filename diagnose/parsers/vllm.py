@@ -9,6 +9,8 @@ Lines without that head are kept as raw records and joined to the event (traceba
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from diagnose.model import conform_records, conform_signals
@@ -34,6 +36,9 @@ HEAD = (
     r"(?P<mo>\d\d)-(?P<dd>\d\d)\s+(?P<hh>\d\d):(?P<mi>\d\d):(?P<ss>\d\d)(?:\.(?P<frac>\d{1,6}))?\s+"
     r"\[?(?P<loc>[^\]\s]+:\d+)\]\s?(?P<msg>.*)$"
 )
+# HEAD without the message: captures stop after the location, so the engine never walks the message with
+# capture slots (several times faster on the periodic lines); the message is the rest of the line.
+HEAD_ONLY = r"^(?P<head>" + HEAD[1:HEAD.index("(?P<msg>")] + ")"
 
 # uvicorn access and lifecycle lines: `(APIServer pid=7) INFO:     10.0.0.1:5 - "POST /v1/..." 200 OK` (no time).
 UVICORN = r"^(?:[\w.-]+\s+\|\s+)?(?P<procs>(?:\([^()]*\)\s*)*)(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG):\s{2,}(?P<msg>.*)$"
@@ -51,15 +56,21 @@ REPEATED = r"\s*\[repeated \d+x across cluster\]\s*$"
 
 
 def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    head = pl.col("text").str.extract_groups(HEAD)
+    head = pl.col("text").str.extract_groups(HEAD_ONLY)
     frame = lines.with_columns(h=head)
     f = pl.col("h").struct.field
     logger_line = f("level").is_not_null()
-    frame = frame.with_columns(
-        u=pl.when(~logger_line).then(pl.col("text").str.extract_groups(UVICORN)),
-        r=pl.when(~logger_line).then(pl.col("text").str.extract_groups(RAW_PREFIX)),
-    )
+    # The uvicorn and raw-prefix patterns run only on the few lines without a logger head.
+    frame = frame.with_columns(_logger=logger_line)
+    rest = frame.filter(~pl.col("_logger"))
+    nulls = {"u": pl.lit(None, _struct_of(UVICORN)), "r": pl.lit(None, _struct_of(RAW_PREFIX))}
+    frame = pl.concat([
+        frame.filter(pl.col("_logger")).with_columns(**nulls),
+        rest.with_columns(u=pl.col("text").str.extract_groups(UVICORN), r=pl.col("text").str.extract_groups(RAW_PREFIX)),
+    ], how="vertical").sort("line")
     u, raw = pl.col("u").struct.field, pl.col("r").struct.field
+    logger_line = pl.col("_logger")
+    msg_start = f("head").str.len_chars()
     uvicorn = ~logger_line & u("level").is_not_null()
     parsed = logger_line | uvicorn
     procs = pl.when(logger_line).then(f("procs")).when(uvicorn).then(u("procs")).otherwise(raw("procs"))
@@ -69,7 +80,7 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
         _procs=procs,
         _rankpfx=pl.when(logger_line).then(f("rankpfx")).otherwise(raw("rankpfx")),
         message=pl.when(logger_line)
-        .then(f("msg"))
+        .then(pl.col("text").str.slice(msg_start))
         .when(uvicorn)
         .then(u("msg"))
         .otherwise(raw("msg"))
@@ -115,11 +126,13 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
     # CANN/torch_npu trailers (`[ERROR] 2025-04-08-18:07:20 (PID:..)`, `EI0006: [PID: n] 2025-...`) carry a year.
     full = full_date_expr("message")
     cann = pl.col("message").str.contains(r"^\s*(?:\[(?:ERROR|WARNING|INFO)\] \d{4}-|E[A-Z0-9]\d{4}: \[PID)")
-    frame = frame.with_columns(
-        ts=pl.when(pl.col("ts").is_null() & cann).then(full).otherwise(pl.col("ts")),
-        year_known=pl.when(pl.col("ts").is_null() & cann).then(full.is_not_null()).otherwise(pl.col("year_known")),
-    )
-    frame = frame.drop("h", "u", "r").with_columns(
+    frame = frame.with_columns(_cann=pl.col("ts").is_null() & cann)
+    if frame["_cann"].any():  # rare: skip the full-date extraction on every other chunk
+        frame = frame.with_columns(
+            ts=pl.when(pl.col("_cann")).then(full).otherwise(pl.col("ts")),
+            year_known=pl.when(pl.col("_cann")).then(full.is_not_null()).otherwise(pl.col("year_known")),
+        )
+    frame = frame.drop("h", "u", "r", "_logger", "_cann").with_columns(
         code=code_expr("message"),
         device=pl.col("message").str.extract(r"\(PID:\d+, Device:(\d+)", 1).cast(pl.Int32, strict=False),
     )
@@ -138,6 +151,10 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
     records = conform_records(frame)
     signals = pl.concat([extract_signals(records), block_signals(records)], how="vertical_relaxed")
     return records, signals
+
+
+def _struct_of(pattern: str) -> pl.Struct:
+    return pl.Struct({name: pl.String for name in re.findall(r"\(\?P<(\w+)>", pattern)})
 
 
 # --- signals -------------------------------------------------------------------------------------
@@ -187,6 +204,10 @@ _FAMILY = {
     **{n: "spec" for n in ("spec_acceptance_pct", "spec_mean_acceptance_len", "spec_accepted_tokens",
                            "spec_drafted_tokens")},
 }
+
+# Printed every logging interval by every engine: most of a long log's signals. Their lines are not kept
+# in memory unless a rule can quote them (pipeline.evidence_filter).
+PERIODIC_SIGNALS = frozenset(_FAMILY) | {"spec_pos_acceptance"}
 
 # V0 prints the acceptance rate as a fraction (0.550); scale it to percent.
 _V0_SPEC = r"Speculative metrics: Draft acceptance rate: " + _NUM
@@ -241,22 +262,38 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
         "spec": base.filter(~is_tp & is_spec),
         "other": base.filter(~is_tp & ~is_spec),
     }
-    numeric = []
+    def number(pattern: str, scale: float) -> pl.Expr:
+        return pl.col("message").str.extract(pattern, 1).str.replace_all(",", "").cast(pl.Float64, strict=False) * scale
+
+    periodic, other = [], []
+    wide: dict[str, dict[str, pl.Expr]] = {"throughput": {}, "spec": {}}
     for name, pattern, scale in _SIGNAL_PATTERNS:
-        rows = families[_FAMILY.get(name, "other")]
-        value = pl.col("message").str.extract(pattern, 1).str.replace_all(",", "").cast(pl.Float64, strict=False)
-        numeric.append(rows.select(*_keys(), signal=pl.lit(name), value=value * scale, text=pl.lit(None, pl.String)))
-    v0 = pl.col("message").str.extract(_V0_SPEC, 1).cast(pl.Float64, strict=False) * 100.0
-    numeric.append(families["spec"].select(*_keys(), signal=pl.lit("spec_acceptance_pct"), value=v0,
-                                           text=pl.lit(None, pl.String)))
+        family = _FAMILY.get(name, "other")
+        if family == "other":
+            other.append(families[family].select(*_keys(), signal=pl.lit(name), value=number(pattern, scale),
+                                                 text=pl.lit(None, pl.String)))
+        else:
+            wide[family][name] = number(pattern, scale)
+    # V0 prints the acceptance rate as a fraction (no % sign, so the V1 pattern never matches it too).
+    wide["spec"]["spec_acceptance_pct"] = pl.coalesce(wide["spec"]["spec_acceptance_pct"], number(_V0_SPEC, 100.0))
+    # The periodic lines are most rows: every value of a line in one pass, then one row per value.
+    keys = ["file", "line", "source", "node", "ts", "engine"]
+    for family, values in wide.items():
+        periodic.append(
+            families[family].select(*_keys(), **values)
+            .unpivot(index=keys, on=list(values), variable_name="signal", value_name="value")
+            .with_columns(text=pl.lit(None, pl.String))
+        )
     for name, pattern in _TEXT_PATTERNS:
         text = pl.col("message").str.extract(pattern, 1)
-        numeric.append(families["other"].select(*_keys(), signal=pl.lit(name), value=pl.lit(None, pl.Float64), text=text))
+        other.append(families["other"].select(*_keys(), signal=pl.lit(name), value=pl.lit(None, pl.Float64), text=text))
     positions = _per_position(families["spec"])
-    frame = pl.concat(numeric + [positions], how="vertical_relaxed")
-    frame = frame.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan() | pl.col("text").is_not_null())
-    frame = frame.unique(subset=["line", "signal", "engine", "value", "text"], keep="first", maintain_order=True)
-    frame = frame.collect()
+    found = pl.col("value").is_not_null() & pl.col("value").is_not_nan() | pl.col("text").is_not_null()
+    # Several start-up patterns can read the same number; the periodic families cannot repeat a signal.
+    other_frame = pl.concat(other, how="vertical_relaxed").filter(found)
+    other_frame = other_frame.unique(subset=["line", "signal", "engine", "value", "text"], keep="first", maintain_order=True)
+    frames = pl.collect_all([pl.concat(periodic + [positions], how="vertical_relaxed").filter(found), other_frame])
+    frame = pl.concat(frames, how="vertical_relaxed")
     frame = pl.concat([conform_signals(frame), oom_signals(records)], how="vertical_relaxed")
     return conform_signals(frame.sort("line", maintain_order=True))
 
