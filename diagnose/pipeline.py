@@ -169,15 +169,26 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
 
 
 def _redate_signals(signals: pl.DataFrame, records: pl.DataFrame, files: list[str]) -> pl.DataFrame:
-    """Signals share their line's time: take it from the dated records of the files that were dated."""
-    if signals.height == 0:
+    """Signals share their line's time: take it from the dated records of the files that were dated.
+
+    Only the ``ts`` column is rebuilt: a join that carried every column would copy what is the largest frame.
+    File names are joined as categories (4 bytes a row instead of the path)."""
+    if signals.height == 0 or not files:
         return signals
-    times = records.filter(pl.col("file").is_in(files)).select("file", "line", pl.col("ts").alias("_ts"))
-    return (
-        signals.join(times, on=["file", "line"], how="left", maintain_order="left")
-        .with_columns(ts=pl.coalesce(pl.col("_ts"), pl.col("ts")))
-        .drop("_ts")
+    wanted = pl.Series(files, dtype=pl.String).implode()
+    keys = (
+        signals.select(pl.col("file"), "line").with_row_index("_i").filter(pl.col("file").is_in(wanted))
+        .with_columns(pl.col("file").cast(pl.Categorical))
     )
+    dated = (
+        records.filter(pl.col("file").is_in(wanted) & pl.col("ts").is_not_null())
+        .select(pl.col("file").cast(pl.Categorical), "line", pl.col("ts").alias("_ts"))
+        .unique(["file", "line"], keep="first")
+    )
+    hit = keys.join(dated, on=["file", "line"], how="inner").select("_i", "_ts")
+    if hit.height == 0:
+        return signals
+    return signals.with_columns(ts=signals["ts"].scatter(hit["_i"], hit["_ts"]))
 
 
 def _window(frame: pl.DataFrame, options: Options) -> pl.DataFrame:

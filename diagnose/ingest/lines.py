@@ -19,6 +19,7 @@ from diagnose.ingest.decode import decode, is_binary
 
 CHUNK_BYTES = 8 * 1024 * 1024
 MAX_LINE = 16 * 1024 * 1024
+_READER_MIN = 1024 * 1024  # blocks this large are split by polars' CSV reader (see _split_utf8)
 
 
 @dataclass
@@ -111,7 +112,9 @@ def _utf8_line_chunks(stream: BinaryIO, first: bytes, info: TextInfo, chunk_byte
 def _split_utf8(block: bytes) -> pl.Series:
     """Lines of ``block`` (which ends with LF), one row each, empty lines included."""
     expected = block.count(b"\n")
-    if b"\x00" not in block:  # NUL is the reader's field separator: such a block takes the Python path
+    # NUL is the reader's field separator: such a block takes the Python path, and so does a small block
+    # (the reader's start-up cost per call would dominate a bundle of many small files).
+    if len(block) >= _READER_MIN and b"\x00" not in block:
         try:
             lines = pl.read_csv(block, has_header=False, separator="\x00", quote_char=None, new_columns=["text"],
                                 infer_schema=False, encoding="utf8-lossy", eol_char="\n")["text"]
