@@ -7,7 +7,7 @@ import re
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Callable
@@ -115,7 +115,8 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
                 running.append((item, pool.submit(_parse_one, item, options, errors)))
                 settle(WORKERS)
                 continue
-            settle(0)
+            # Small files are parsed here meanwhile; results are still taken in a fixed order (settle waits
+            # for the oldest file by count, never by timing), so output does not depend on thread timing.
             result = _parse_one(item, options, errors, batch)
             if result is None:  # queued with other small files of its kind
                 if batch.full:
@@ -306,6 +307,9 @@ def _parse_one(src: SourceFile, options: Options, errors: list[str], batch: _Sma
                 if kind is None:
                     kind = options.kind or sniff(src.rel or src.path, lines.head(200).to_list())
                     ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=_mtime(src.mtime))
+                    if kind in LINE_KINDS:  # only tables are parsed from their bytes
+                        info.keep_bytes = False
+                        info.blocks.clear()
                 if kind not in LINE_KINDS:
                     pending.append(lines)  # tables and JSON are parsed whole
                     continue
@@ -340,6 +344,9 @@ def _parse_one(src: SourceFile, options: Options, errors: list[str], batch: _Sma
         pending.append(small)
     if pending or not parts:
         lines = pl.concat(pending) if pending else pl.Series("text", [], dtype=pl.String)
+        if info.keep_bytes and info.blocks:
+            ctx = replace(ctx, data=b"".join(info.blocks))
+            info.blocks.clear()
         records, signals = _parse_chunk(raw_lines_frame(lines, 1), ctx, errors)
         raw = int((~records["parsed"]).sum())
         parts = [(records, signals)]

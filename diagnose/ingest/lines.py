@@ -10,7 +10,7 @@ line cannot take all memory.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
 
 import polars as pl
@@ -22,6 +22,24 @@ MAX_LINE = 16 * 1024 * 1024
 _READER_MIN = 1024 * 1024  # blocks this large are split by polars' CSV reader (see _split_utf8)
 
 
+def _reuse_freed_chunks() -> None:
+    """Each chunk is a fresh multi-megabyte bytes object. glibc serves those with mmap and unmaps them on
+    free, so every chunk pays for the kernel to fault in and zero new pages (a third of the read time).
+    Served from the heap instead, with up to 128 MB of freed memory kept for the next chunk, they reuse
+    pages. glibc only; elsewhere nothing changes."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 64 * 1024 * 1024)  # M_MMAP_THRESHOLD
+        libc.mallopt(-1, 128 * 1024 * 1024)  # M_TRIM_THRESHOLD
+    except (OSError, AttributeError):
+        pass
+
+
+_reuse_freed_chunks()
+
+
 @dataclass
 class TextInfo:
     encoding: str = "utf-8"
@@ -29,6 +47,9 @@ class TextInfo:
     lines: int = 0
     bytes: int = 0
     cut_lines: int = 0  # lines longer than MAX_LINE, cut into pieces
+    # Set by the reader while ``keep_bytes``: the UTF-8 blocks the lines came from (tables are parsed whole).
+    keep_bytes: bool = True
+    blocks: list[bytes] = field(default_factory=list)
 
 
 def _split(text: str, sep: str) -> pl.Series:
@@ -92,12 +113,17 @@ def _utf8_line_chunks(stream: BinaryIO, first: bytes, info: TextInfo, chunk_byte
             carry = block
         else:
             carry = block[cut + 1:]
-            lines = _split_utf8(block[:cut + 1])
+            body = block[:cut + 1]
+            if info.keep_bytes:
+                info.blocks.append(body)
+            lines = _split_utf8(body)
             info.lines += lines.len()
             yield lines
         while len(carry) > max_line:
             info.cut_lines += 1
             info.lines += 1
+            info.keep_bytes = False  # the lines no longer match the bytes
+            info.blocks.clear()
             yield pl.Series("text", [carry[:max_line].decode("utf-8", errors="replace")], dtype=pl.String)
             carry = carry[max_line:]
         raw = stream.read(chunk_bytes)
@@ -106,6 +132,8 @@ def _utf8_line_chunks(stream: BinaryIO, first: bytes, info: TextInfo, chunk_byte
         info.bytes += len(raw)
     if carry:
         info.lines += 1
+        if info.keep_bytes:
+            info.blocks.append(carry)
         yield pl.Series("text", [carry.decode("utf-8", errors="replace")], dtype=pl.String)
 
 

@@ -78,15 +78,21 @@ class Metered(io.RawIOBase):
             if want <= 0:
                 return 0
         try:
-            data = self._raw.read(want)
+            # Straight into the caller's buffer: no intermediate bytes object to allocate and copy.
+            readinto = getattr(self._raw, "readinto", None)
+            if readinto is not None:
+                n = readinto(memoryview(buffer)[:want]) or 0
+            else:
+                data = self._raw.read(want)
+                n = len(data)
+                buffer[:n] = data
         except ARCHIVE_ERRORS as exc:
             # A truncated or corrupt compressed stream: keep what was read, and say so.
             if self._owner is not None:
                 self._owner.note = f"truncated or corrupt compressed data after {self._count} bytes ({exc})"
             return 0
-        n = len(data)
         self._count += n
-        self._budget.used_bytes += n
+        self._budget.charge(n)
         if self._count > self._budget.max_file_bytes:
             raise BudgetExceeded(f"larger than the per-file limit of {self._budget.max_file_bytes} bytes")
         if self._budget.used_bytes > self._budget.max_total_bytes:
@@ -99,7 +105,6 @@ class Metered(io.RawIOBase):
                     f"decompression bomb: expands more than {self._budget.max_ratio}x "
                     f"({self._ratio.compressed} bytes compressed)"
                 )
-        buffer[:n] = data
         return n
 
     def close(self) -> None:

@@ -32,6 +32,7 @@ class FileContext:
     node: str | None
     kind: str
     mtime: datetime | None
+    data: bytes | None = None  # the whole file as read (UTF-8), for table kinds: CSV readers take it directly
 
 
 def raw_lines_frame(lines: list[str] | pl.Series, first_line: int = 1) -> pl.DataFrame:

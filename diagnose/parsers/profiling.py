@@ -110,7 +110,7 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
         return _trace_view(lines, records, ctx)
     if what == "info":
         return _profiler_info(base, lines, records, ctx)
-    table = _read_csv(lines)
+    table = _read_csv(lines, ctx.data)
     if table is None:
         note = "profiler: could not read this file as CSV; its lines are kept as raw records"
         return _note(records, _first_line(lines), note), empty_signals()
@@ -247,8 +247,9 @@ def _norm(header: str) -> str:
     return re.sub(r"[\s_()\"'\t]", "", header).lower()
 
 
-def _read_csv(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str]] | None:
-    """Read the CSV with polars; every row keeps the line number it came from (``line``)."""
+def _read_csv(lines: pl.DataFrame, data: bytes | None = None) -> tuple[pl.DataFrame, dict[str, str]] | None:
+    """Read the CSV with polars; every row keeps the line number it came from (``line``). ``data`` is the
+    file's bytes when the reader kept them: read directly when the header is line 1 and no line is blank."""
     body = lines.filter(pl.col("text") != "")  # lines_frame strips line ends: blank lines are ""
     if body.height == 0:
         return None
@@ -269,7 +270,9 @@ def _read_csv(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str]] | None
     wanted = [c for c in dict.fromkeys(cols.values()) if header.count(c) == 1]
     if not wanted:  # a table we do not analyse (api_statistic, ...): records only
         return body.head(0).select("line"), {}
-    data = body.select(pl.col("text").str.join("\n").cast(pl.Binary)).item()  # bytes: no Python str round trip
+    whole = data is not None and body.height == lines.height and int(body["line"][0]) == 1
+    if not whole:
+        data = body.select(pl.col("text").str.join("\n").cast(pl.Binary)).item()  # bytes: no Python str round trip
     try:
         frame = pl.read_csv(data, infer_schema=False, truncate_ragged_lines=True, raise_if_empty=False,
                             columns=wanted or None)
