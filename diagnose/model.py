@@ -279,6 +279,18 @@ def _conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFram
     return frame.select(exprs)
 
 
+# Columns filled from one value per file (pl.lit): they reference no chunk, and a copy per row would cost more.
+_SHARED = frozenset({"file", "source"})
+
+
+def compact_strings(frame: pl.DataFrame) -> pl.DataFrame:
+    """Copy the string columns into buffers of their own. Polars strings are views: a few rows filtered out of
+    a chunk keep the whole chunk's text alive, so kept rows would hold on to every byte read."""
+    cols = [pl.concat_str([pl.col(name), pl.lit("")]).alias(name)
+            for name, dtype in frame.schema.items() if dtype == pl.String and name not in _SHARED]
+    return frame.with_columns(cols) if cols and frame.height else frame
+
+
 def conform_records(frame: pl.DataFrame) -> pl.DataFrame:
     return _conform(frame, RECORD_SCHEMA)
 
@@ -386,6 +398,7 @@ class Report:
     errors: list[str] = field(default_factory=list)  # internal errors: the run is incomplete
     rules_checked: list[dict[str, str]] = field(default_factory=list)  # id, name, category, severity, title
     signals: pl.DataFrame | None = None  # for curve-drawing reporters (html)
+    series: pl.DataFrame | None = None  # periodic metric rows, compact (diagnose/series.py): html curves
     # html timeline: dated WARNING+ records and evidence lines, capped (diagnose/report/html.py timeline_frame)
     timeline: pl.DataFrame | None = None
     # validation runs against a baseline (diagnose/compare.py): metric, scope, baseline, this, change, unit,

@@ -19,11 +19,14 @@ from diagnose.ingest.budget import Budget, SkipFile
 from diagnose.ingest.lines import TextInfo, iter_line_chunks
 from diagnose.ingest.sniff import sniff
 from diagnose.ingest.walk import SourceFile, iter_sources
-from diagnose.model import InputFile, Report, Skipped, empty_records, empty_signals
+from diagnose.model import RECORD_SCHEMA, InputFile, Report, Skipped, compact_strings, empty_records, empty_signals
 from diagnose.parsers import PREFILTERS, parser_for
 from diagnose.parsers.common import FileContext, clean_lines, raw_lines_frame
 from diagnose.parsers.versions import derive_signals
 from diagnose.rank import rank_findings
+from diagnose.series import Condition, empty_series
+from diagnose.series import conditions as series_conditions
+from diagnose.series import split as split_series
 from diagnose.timeline import date_records
 
 Progress = Callable[[int, str], None]
@@ -46,7 +49,7 @@ class Options:
     kind: str | None = None  # force every file to this kind (rule fixtures)
     keep: pl.Expr | None = None  # which records to keep in memory (retention_filter); None keeps all
     select: dict[str, str] = field(default_factory=dict)  # kind -> raw-line pattern (prefilter_patterns)
-    evidence: list[list[pl.Expr]] | None = None  # signal lines whose text is kept (evidence_filter)
+    periodic: list[Condition] | None = None  # threshold rules on periodic metrics (diagnose/series.py)
     baseline: str | None = None  # --baseline: earlier run folder/file, TOML of expected numbers, JSON report
 
 
@@ -58,6 +61,7 @@ class Parsed:
     skipped: list[Skipped]
     errors: list[str]
     texts: pl.DataFrame | None = None  # lines kept only for their signals (evidence text)
+    series: pl.DataFrame | None = None  # every periodic metric row, compact (diagnose/series.py)
 
 
 def read_inputs(paths: list[str], options: Options, progress: Progress | None = None) -> Parsed:
@@ -67,15 +71,21 @@ def read_inputs(paths: list[str], options: Options, progress: Progress | None = 
 def parse_sources(sources, options: Options, progress: Progress | None = None) -> Parsed:
     record_parts: list[pl.DataFrame] = []
     signal_parts: list[pl.DataFrame] = []
+    series_parts: list[pl.DataFrame] = []
+    stamp_parts: list[pl.DataFrame] = []
     file_rows: list[tuple[str, datetime | None]] = []
     inputs: list[InputFile] = []
     skipped: list[Skipped] = []
     errors: list[str] = []
     batch = _SmallFiles(options, errors)
 
-    def take(records, signals, info, mtime):
+    def take(records, stamps, signals, series, info, mtime):
         record_parts.append(records)
         signal_parts.append(signals)
+        if stamps.height:
+            stamp_parts.append(stamps)
+        if series.height:
+            series_parts.append(series)
         infos, mtimes = (info, mtime) if isinstance(info, list) else ([info], [mtime])
         for one, when in zip(infos, mtimes):
             inputs.append(one)
@@ -135,11 +145,18 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
         take(*done)
     records = pl.concat(record_parts, how="diagonal_relaxed") if record_parts else empty_records()
     signals = pl.concat(signal_parts, how="vertical_relaxed") if signal_parts else empty_signals()
+    series = pl.concat(series_parts) if series_parts else empty_series()
     files = pl.DataFrame(file_rows, schema={"file": pl.String, "mtime": pl.Datetime("us")}, orient="row")
-    records, dated = date_records(records, files)
+    stamps = pl.concat(stamp_parts) if stamp_parts else _empty_stamps()
+    # Lines kept only for their signals are dated with the records: their stamps date the signals.
+    both, dated = date_records(pl.concat([records.select(STAMP_COLUMNS), stamps.select(STAMP_COLUMNS)]), files)
     if dated:
-        signals = _redate_signals(signals, records, list(dated))
-    records, texts = split_signal_lines(records)
+        records = records.with_columns(ts=both["ts"].head(records.height))
+        stamps = stamps.with_columns(ts=both["ts"].tail(stamps.height))
+        signals = _redate_signals(signals, both, list(dated))
+        series = _redate_signals(series, both, list(dated))
+    del both
+    texts = stamps.filter(pl.col("text").is_not_null()).select("file", "line", "text", "message")
     if tap is not None:
         try:
             seen = pl.concat([records.select("file", "line", "message"), texts.select("file", "line", "message")])
@@ -154,7 +171,7 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
     try:  # vLLM values computed from others: per-position decay, DP imbalance, drift (diagnose/parsers/vllm.py)
         from diagnose.parsers.vllm import derived_signals
 
-        signals = pl.concat([signals, derived_signals(signals)], how="vertical_relaxed")
+        signals = pl.concat([signals, derived_signals(signals, series)], how="vertical_relaxed")
     except Exception as exc:  # noqa: BLE001 - report it, keep the parsed signals
         errors.append(f"derived vLLM signals failed: {type(exc).__name__}: {exc}")
     try:  # profiler analyses across files (ranks in separate folders); see diagnose/parsers/profiling.py
@@ -166,30 +183,33 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
     if options.since or options.until:
         records = _window(records, options)
         signals = _window(signals, options)
-    return Parsed(records, signals, inputs, skipped, errors, texts)
+        series = _window(series, options)
+    return Parsed(records, signals, inputs, skipped, errors, texts, series)
 
 
 def _redate_signals(signals: pl.DataFrame, records: pl.DataFrame, files: list[str]) -> pl.DataFrame:
     """Signals share their line's time: take it from the dated records of the files that were dated.
 
-    Only the ``ts`` column is rebuilt: a join that carried every column would copy what is the largest frame.
-    File names are joined as categories (4 bytes a row instead of the path)."""
+    Only the ``ts`` column is rebuilt (a join carrying every column would copy the largest frame), a slice
+    of rows at a time so the join's working memory stays small; file names are joined as categories."""
     if signals.height == 0 or not files:
         return signals
     wanted = pl.Series(files, dtype=pl.String).implode()
-    keys = (
-        signals.select(pl.col("file"), "line").with_row_index("_i").filter(pl.col("file").is_in(wanted))
-        .with_columns(pl.col("file").cast(pl.Categorical))
-    )
     dated = (
         records.filter(pl.col("file").is_in(wanted) & pl.col("ts").is_not_null())
         .select(pl.col("file").cast(pl.Categorical), "line", pl.col("ts").alias("_ts"))
         .unique(["file", "line"], keep="first")
     )
-    hit = keys.join(dated, on=["file", "line"], how="inner").select("_i", "_ts")
-    if hit.height == 0:
-        return signals
-    return signals.with_columns(ts=signals["ts"].scatter(hit["_i"], hit["_ts"]))
+    pieces = []
+    for start in range(0, signals.height, _REDATE_SLICE):
+        part = signals.slice(start, _REDATE_SLICE)
+        keys = part.select(pl.col("file").cast(pl.Categorical), "line", "ts")
+        hit = keys.join(dated, on=["file", "line"], how="left", maintain_order="left")
+        pieces.append(hit.select(pl.coalesce("_ts", "ts").alias("ts"))["ts"])
+    return signals.with_columns(ts=pl.concat(pieces))
+
+
+_REDATE_SLICE = 1_000_000
 
 
 def _window(frame: pl.DataFrame, options: Options) -> pl.DataFrame:
@@ -263,15 +283,16 @@ class _SmallFiles:
         frame = _select(raw_lines_frame(all_lines, 1), kind, self.options)
         records, signals = _parse_chunk(frame, ctx, self.errors)
         records, signals = _remap(records, start_series, meta), _remap(signals, start_series, meta)
+        kept, series = _split(signals.drop("_fid"), self.options)
         raw = dict(records.group_by("_fid").agg((~pl.col("parsed")).sum()).iter_rows())
-        records = _retain(records.drop("_fid"), signals, self.options)
+        records, stamps = _retain(records.drop("_fid"), signals, kept, self.options)
         rows = [
             InputFile(path=src.path, kind=kind, lines=info.lines, bytes=info.bytes, raw_lines=int(raw.get(fid, 0)),
                       node=src.node, encoding=info.encoding)
             for fid, (src, _, info) in enumerate(files)
         ]
         # One frame per batch, not per file: 100,000 tiny frames would cost gigabytes.
-        yield records, signals.drop("_fid"), rows, [_mtime(src.mtime) for src, _, _ in files]
+        yield records, stamps, kept, series, rows, [_mtime(src.mtime) for src, _, _ in files]
 
 
 def _remap(frame: pl.DataFrame, starts: pl.Series, meta: pl.DataFrame) -> pl.DataFrame:
@@ -321,13 +342,15 @@ def _parse_one(src: SourceFile, options: Options, errors: list[str], batch: _Sma
                 if small is not None:  # it grew while read: parse its first chunk here after all
                     records, signals = _parse_chunk(_select(raw_lines_frame(small, 1), kind, options), ctx, errors)
                     raw += int((~records["parsed"]).sum())
-                    parts.append((_retain(records, signals, options), signals))
+                    kept, series = _split(signals, options)
+                    parts.append((*_retain(records, signals, kept, options), kept, series))
                     small = None
                 frame = _select(raw_lines_frame(lines, next_line), kind, options)
                 next_line += lines.len()
                 records, signals = _parse_chunk(frame, ctx, errors)
                 raw += int((~records["parsed"]).sum())
-                parts.append((_retain(records, signals, options), signals))
+                kept, series = _split(signals, options)
+                parts.append((*_retain(records, signals, kept, options), kept, series))
     except SkipFile as exc:
         return Skipped(src.path, str(exc))
     except OSError as exc:
@@ -349,15 +372,18 @@ def _parse_one(src: SourceFile, options: Options, errors: list[str], batch: _Sma
             info.blocks.clear()
         records, signals = _parse_chunk(raw_lines_frame(lines, 1), ctx, errors)
         raw = int((~records["parsed"]).sum())
-        parts = [(records, signals)]
+        kept, series = _split(signals, options)
+        parts = [(records, _empty_stamps(), kept, series)]
     records = pl.concat([p[0] for p in parts], how="diagonal_relaxed") if len(parts) > 1 else parts[0][0]
-    signals = pl.concat([p[1] for p in parts], how="vertical_relaxed") if len(parts) > 1 else parts[0][1]
+    stamps = pl.concat([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
+    signals = pl.concat([p[2] for p in parts], how="vertical_relaxed") if len(parts) > 1 else parts[0][2]
+    series = pl.concat([p[3] for p in parts]) if len(parts) > 1 else parts[0][3]
     notes = [n for n in (src.note, f"{info.cut_lines} over-long lines cut" if info.cut_lines else None) if n]
     info_row = InputFile(
         path=src.path, kind=kind, lines=info.lines, bytes=info.bytes, raw_lines=raw, node=src.node,
         encoding=info.encoding, note="; ".join(notes) or None,
     )
-    return records, signals, info_row
+    return records, stamps, signals, series, info_row
 
 
 def _select(frame: pl.DataFrame, kind: str, options: Options) -> pl.DataFrame:
@@ -397,37 +423,42 @@ def _parse_chunk(frame: pl.DataFrame, ctx: FileContext, errors: list[str]):
         return generic.parse(frame, ctx)
 
 
-def _retain(records: pl.DataFrame, signals: pl.DataFrame, options: Options) -> pl.DataFrame:
-    """Keep the records that can matter; count the rest. See ``retention_filter``.
-
-    Lines kept only for their signals (most are the periodic metric lines) keep their stamp for dating and,
-    only where a rule could quote them (``evidence_filter``), their text; their other columns go."""
+def _retain(records: pl.DataFrame, signals: pl.DataFrame, kept: pl.DataFrame,
+            options: Options) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(the records that can matter, the stamps of lines kept only for their signals); the rest is counted.
+    See ``retention_filter``. A stamp (STAMP_COLUMNS) dates its line's signals; it has the line's text only
+    when the rules see its signals (``kept``, diagnose/series.py), for evidence."""
     if options.keep is None or records.height == 0:
-        return records
+        return records, _empty_stamps()
     signal_line = pl.col("line").is_in(signals["line"].unique().implode())
     # The first and last dated line of each chunk keep the dating anchors.
     anchor = pl.col("year_known").fill_null(False)
     keep = options.keep
     keep = keep | (anchor & (pl.col("line") == pl.col("line").filter(anchor).min()))
     keep = keep | (anchor & (pl.col("line") == pl.col("line").filter(anchor).max()))
-    flagged = records.with_columns(_signal_only=~keep & signal_line)
-    kept = flagged.filter(keep)
-    quoted = quoted_lines(signals, options.evidence) if options.evidence is not None else signals["line"]
-    quote = pl.col("line").is_in(quoted.implode())
-    slim = flagged.filter(pl.col("_signal_only")).select(
-        "file", "line", "node", "ts", "year_known", "_signal_only",
-        text=pl.when(quote).then(pl.col("text")), message=pl.when(quote).then(pl.col("message")),
+    quote = pl.col("line").is_in(kept["line"].unique().implode())
+    flagged = records.with_columns(_keep=keep)
+    stamps = flagged.filter(~pl.col("_keep") & signal_line).select(
+        *STAMP_COLUMNS, text=pl.when(quote).then(pl.col("text")), message=pl.when(quote).then(pl.col("message")),
     )
-    return pl.concat([kept, slim], how="diagonal_relaxed") if slim.height else kept
+    # Copies: the few kept rows must not keep the whole chunk's text alive (see compact_strings).
+    return compact_strings(flagged.filter(pl.col("_keep")).drop("_keep")), compact_strings(stamps)
 
 
-def split_signal_lines(records: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(records rules scan, texts of lines that only carried signals: evidence for signal findings)."""
-    if "_signal_only" not in records.columns:
-        return records, records.clear().select("file", "line", "text", "message")
-    flag = pl.col("_signal_only").fill_null(False)
-    texts = records.filter(flag & pl.col("text").is_not_null()).select("file", "line", "text", "message")
-    return records.filter(~flag).drop("_signal_only"), texts
+STAMP_COLUMNS = ["file", "line", "node", "ts", "year_known"]
+
+
+def _empty_stamps() -> pl.DataFrame:
+    schema = {c: RECORD_SCHEMA[c] for c in STAMP_COLUMNS} | {"text": pl.String, "message": pl.String}
+    return pl.DataFrame(schema=schema)
+
+
+def _split(signals: pl.DataFrame, options: Options) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(the signals rules see, the periodic series); without rule-driven retention, rules see everything."""
+    if options.periodic is None:
+        return signals, empty_series()
+    kept, series = split_series(signals, options.periodic)
+    return compact_strings(kept), series
 
 
 def retention_filter(rules: list[Rule]) -> pl.Expr:
@@ -444,37 +475,7 @@ def use_rules(options: Options, rules: list[Rule]) -> None:
     """Set the record filters that keep memory bounded to what these rules can use."""
     options.keep = retention_filter(rules)
     options.select = prefilter_patterns(rules)
-    options.evidence = evidence_filter(rules)
-
-
-def evidence_filter(rules: list[Rule]) -> list[list[pl.Expr]]:
-    """Which signal lines a finding may quote, as alternatives of conditions that must all hold on one line:
-    any signal but the periodic metrics (start-up facts are few), or a threshold rule's own condition and
-    its ``also`` conditions (its evidence is always such a line). Other periodic lines are not kept in
-    memory; a finding that quotes one reads it back from its file (diagnose/ingest/reread.py)."""
-    from diagnose.engine.select import signal_condition
-    from diagnose.parsers.vllm import PERIODIC_SIGNALS
-
-    alternatives = [[~pl.col("signal").is_in(sorted(PERIODIC_SIGNALS))]]
-    for rule in rules:
-        m = rule.match
-        if m.get("kind") == "threshold" and m.get("signal") in PERIODIC_SIGNALS:
-            conds = [(pl.col("signal") == m["signal"]) & signal_condition(m)]
-            conds += [(pl.col("signal") == a["signal"]) & signal_condition(a) for a in m.get("also", [])
-                      if isinstance(a, dict) and "signal" in a]
-            alternatives.append(conds)
-    return alternatives
-
-
-def quoted_lines(signals: pl.DataFrame, alternatives: list[list[pl.Expr]]) -> pl.Series:
-    """Lines of ``signals`` that satisfy every condition of some alternative of ``evidence_filter``."""
-    found = [signals.filter(alternatives[0][0])["line"].unique()]
-    for conds in alternatives[1:]:
-        lines = signals.filter(conds[0])["line"].unique()
-        for cond in conds[1:]:
-            lines = lines.filter(lines.is_in(signals.filter(cond)["line"].unique().implode()))
-        found.append(lines)
-    return pl.concat(found).unique()
+    options.periodic = series_conditions(rules)
 
 
 def prefilter_patterns(rules: list[Rule]) -> dict[str, str]:
@@ -536,7 +537,7 @@ def diagnose_parsed(parsed: Parsed, rules: list[Rule], rule_errors: list[str], o
         parsed, comparisons = apply_validation(parsed, options)
     except Exception as exc:  # noqa: BLE001 - report it, run the rules on what was parsed
         parsed.errors.append(f"baseline comparison failed: {type(exc).__name__}: {exc}")
-    findings, run_errors = run_rules(rules, parsed.records, parsed.signals, options.lang, parsed.texts)
+    findings, run_errors = run_rules(rules, parsed.records, parsed.signals, options.lang, parsed.texts, parsed.series)
     findings = rank_findings(findings)
     try:  # across ranks: the rank that failed first goes on top (diagnose/rootcause.py)
         from diagnose.rootcause import find_root_cause
@@ -557,6 +558,7 @@ def diagnose_parsed(parsed: Parsed, rules: list[Rule], rule_errors: list[str], o
         errors=rule_errors + parsed.errors + run_errors,
         rules_checked=[r.brief(options.lang) for r in rules],
         signals=parsed.signals,
+        series=parsed.series,
         timeline=timeline,
     )
 

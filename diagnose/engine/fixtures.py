@@ -38,7 +38,7 @@ def evaluate(rule: Rule, log: str, path: str, kind: str | None, lang: str = "en"
     options = Options(kind=kind)
     use_rules(options, [rule])
     parsed = parse_sources([_source(p, text) for p, text in _split_files(log, path)], options)
-    findings, errors = run_rules([rule], parsed.records, parsed.signals, lang)
+    findings, errors = run_rules([rule], parsed.records, parsed.signals, lang, parsed.texts, parsed.series)
     return findings, errors + parsed.errors
 
 

@@ -11,6 +11,7 @@ import polars as pl
 
 from diagnose.engine.rulefile import duration_seconds
 from diagnose.engine.select import select, select_signal, signal_condition
+from diagnose.series import signal_rows
 
 
 @dataclass
@@ -20,8 +21,9 @@ class Match:
     facts: dict[str, Any] = field(default_factory=dict)
 
 
-def match_pattern(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sources, path: str) -> Match | None:
-    hits = select(m, records, signals, sources)
+def match_pattern(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sources, path: str,
+                  series: pl.DataFrame | None = None, **_) -> Match | None:
+    hits = select(m, records, signals, sources, series)
     if hits.height == 0:
         return None
     # A multi-line message (a traceback) counts once: keep the first matching line of each event.
@@ -55,8 +57,9 @@ def _classify(m: dict, events: pl.DataFrame, records: pl.DataFrame) -> str:
     return m.get("classify_default", "unknown")
 
 
-def match_threshold(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sources, path: str) -> Match | None:
-    base = signals.filter(pl.col("signal") == m["signal"])
+def match_threshold(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sources, path: str,
+                    series: pl.DataFrame | None = None, **_) -> Match | None:
+    base = signal_rows(m["signal"], signals, series)
     if sources:
         base = base.filter(pl.col("source").is_in(sources))
     if "engine_regex" in m:
@@ -67,7 +70,7 @@ def match_threshold(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sourc
     frame = base.select("file", "line", "source", "node", "ts", "engine", "value").with_columns(_ok=cond)
     also_names = []
     for i, extra in enumerate(m.get("also", [])):
-        other = select_signal({"signal": extra["signal"]}, signals, sources).select(
+        other = select_signal({"signal": extra["signal"]}, signals, sources, series).select(
             "file", "line", "engine", pl.col("value").alias(f"_a{i}")
         )
         frame = frame.join(other.unique(["file", "line", "engine"]), on=["file", "line", "engine"], how="left")
@@ -165,13 +168,14 @@ def _fmt_duration(d: timedelta | None) -> str:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
-def match_absence(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sources, path: str) -> Match | None:
+def match_absence(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sources, path: str,
+                  series: pl.DataFrame | None = None, **_) -> Match | None:
     scope = {"bundle": [], "node": ["node"], "file": ["file"]}[m.get("scope", "bundle")]
-    when = select(m["when"], records, signals, sources)
+    when = select(m["when"], records, signals, sources, series)
     if when.height == 0:
         return None
-    missing = select(m["missing"], records, signals, sources)
-    require = select(m["require"], records, signals, sources) if "require" in m else None
+    missing = select(m["missing"], records, signals, sources, series)
+    require = select(m["require"], records, signals, sources, series) if "require" in m else None
     if not scope:
         if missing.height or (require is not None and require.height == 0):
             return None
@@ -201,9 +205,10 @@ def match_absence(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sources
     return Match(evidence, firing.height, facts)
 
 
-def match_mismatch(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sources, path: str) -> Match | None:
+def match_mismatch(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sources, path: str,
+                   series: pl.DataFrame | None = None, **_) -> Match | None:
     across = m.get("across", "node")
-    frame = signals.filter(pl.col("signal") == m["signal"])
+    frame = signal_rows(m["signal"], signals, series)
     if sources:
         frame = frame.filter(pl.col("source").is_in(sources))
     key = {"node": "node", "device": "engine", "engine": "engine", "file": "file"}[across]

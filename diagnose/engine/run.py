@@ -19,18 +19,20 @@ _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([^{}]*))?\}")
 
 def run_rules(
     rules: list[Rule], records: pl.DataFrame, signals: pl.DataFrame, lang: str = "en",
-    texts: pl.DataFrame | None = None,
+    texts: pl.DataFrame | None = None, series: pl.DataFrame | None = None,
 ) -> tuple[list[Finding], list[str]]:
     """Findings in catalog order (rank.py orders them) and internal errors, one per failing rule.
 
     ``texts`` (file, line, text) holds the lines that only carried signals: rules do not scan them, but a
-    finding built on a signal shows its line as evidence.
+    finding built on a signal shows its line as evidence. ``series`` holds every periodic metric sample
+    (diagnose/series.py), of which ``signals`` keeps only those rules can report.
     """
     findings: list[Finding] = []
     errors: list[str] = []
     for rule in rules:
         try:
-            match = KINDS[rule.match["kind"]](rule.match, records, signals, rule.sources or None, rule.path)
+            match = KINDS[rule.match["kind"]](rule.match, records, signals, rule.sources or None, rule.path,
+                                              series=series)
             if match is not None:
                 findings.append(build_finding(rule, match, records, lang, signals, texts))
         except Exception as exc:  # one broken rule must not take the run down; the report says so

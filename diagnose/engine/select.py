@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from diagnose.series import signal_rows
+
 HIT_COLUMNS = ["file", "line", "source", "node", "ts", "rank", "event", "engine", "value", "vtext"]
 
 
@@ -18,10 +20,11 @@ def _sources_filter(frame: pl.DataFrame, sources: list[str] | None) -> pl.DataFr
     return frame
 
 
-def select(sel: dict, records: pl.DataFrame, signals: pl.DataFrame, sources: list[str] | None) -> pl.DataFrame:
+def select(sel: dict, records: pl.DataFrame, signals: pl.DataFrame, sources: list[str] | None,
+           series: pl.DataFrame | None = None) -> pl.DataFrame:
     sources = sel.get("sources", sources)
     if "signal" in sel:
-        return select_signal(sel, signals, sources)
+        return select_signal(sel, signals, sources, series)
     return select_records(sel, records, sources)
 
 
@@ -62,8 +65,11 @@ def signal_condition(sel: dict) -> pl.Expr:
     return cond
 
 
-def select_signal(sel: dict, signals: pl.DataFrame, sources: list[str] | None) -> pl.DataFrame:
-    frame = _sources_filter(signals, sources).filter(pl.col("signal") == sel["signal"])
+def select_signal(sel: dict, signals: pl.DataFrame, sources: list[str] | None,
+                  series: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Rows of one signal passing the selector's conditions; periodic metrics come from ``series`` (every
+    sample; diagnose/series.py) when given."""
+    frame = _sources_filter(signal_rows(sel["signal"], signals, series), sources)
     return frame.filter(signal_condition(sel)).select(
         "file",
         "line",

@@ -298,15 +298,24 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
     return conform_signals(frame.sort("line", maintain_order=True))
 
 
-def derived_signals(signals: pl.DataFrame) -> pl.DataFrame:
+def derived_signals(signals: pl.DataFrame, series: pl.DataFrame | None = None) -> pl.DataFrame:
     """Signals computed from the vLLM signals of the whole bundle (after all chunks of a file are parsed):
     first/last draft position acceptance, KV capacity against max_num_seqs, data-parallel engine imbalance per
-    logging round, and drift over a run. Documented in model.SIGNALS; returns only the new rows."""
+    logging round, and drift over a run. Documented in model.SIGNALS; returns only the new rows.
+
+    ``series`` holds every periodic row (diagnose/series.py); ``signals`` then holds only some of them. The
+    work runs on the compact form (categorical names) and only the rows returned become strings."""
+    from diagnose.series import PERIODIC_SIGNALS as _P, compact
+
     frame = signals.filter(pl.col("source") == "vllm")
+    if series is not None and series.height:
+        frame = pl.concat([compact(frame.filter(~pl.col("signal").is_in(sorted(_P)))), series])
+        # A categorical literal: four bytes a row, where a string column would cost sixteen.
+        frame = frame.with_columns(source=pl.lit("vllm", pl.Categorical))
     out = []
     pos = frame.filter(pl.col("signal") == "spec_pos_acceptance").with_columns(
-        _base=pl.col("engine").str.replace(r"#[0-9]+$", ""),
-        _pos=pl.col("engine").str.extract(r"#([0-9]+)$", 1).cast(pl.Int32, strict=False),
+        _base=pl.col("engine").cast(pl.String).str.replace(r"#[0-9]+$", ""),
+        _pos=pl.col("engine").cast(pl.String).str.extract(r"#([0-9]+)$", 1).cast(pl.Int32, strict=False),
     )
     if pos.height:
         per = pos.sort("_pos").group_by(["file", "line", "_base"], maintain_order=True).agg(
@@ -324,7 +333,7 @@ def derived_signals(signals: pl.DataFrame) -> pl.DataFrame:
             value=pl.col("value") / pl.col("_seqs"), text=pl.lit(None, pl.String)))
     # DP engines (`Engine 000:` ...) print one throughput line each per interval: the k-th line of every
     # engine in a file is one round; the busiest engine of a round carries the imbalance.
-    run = frame.filter((pl.col("signal") == "running_reqs") & pl.col("engine").str.contains(r"^Engine \d+$"))
+    run = frame.filter((pl.col("signal") == "running_reqs") & pl.col("engine").cast(pl.String).str.contains(r"^Engine \d+$"))
     if run.height and run.select("engine").n_unique() >= 2:
         kv = frame.filter(pl.col("signal") == "kv_cache_usage_pct").select("file", "line", "engine", pl.col("value").alias("_kv"))
         run = run.join(kv.unique(["file", "line", "engine"]), on=["file", "line", "engine"], how="left").sort("line")
@@ -342,7 +351,7 @@ def derived_signals(signals: pl.DataFrame) -> pl.DataFrame:
                                   value=value.cast(pl.Float64), text=pl.lit(None, pl.String)))
     out += _drift(frame)
     if not out:
-        return frame.clear()
+        return conform_signals(frame.clear())
     return conform_signals(pl.concat(out, how="vertical_relaxed")).filter(pl.col("value").is_not_null())
 
 

@@ -306,7 +306,9 @@ def _curve_figures(report: Report, thresholds: dict[str, list[dict]], findings: 
                    notes: list[str]) -> list[tuple[str, Any]]:
     import plotly.graph_objects as go
 
-    signals = report.signals
+    from diagnose.series import with_series
+
+    signals = with_series(report.signals, report.series)  # every periodic sample, not only those rules saw
     if signals is None or signals.height == 0:
         return []
     timed = signals.filter(pl.col("ts").is_not_null() & pl.col("value").is_not_null() & pl.col("value").is_finite())

@@ -1,0 +1,129 @@
+"""Periodic metric signals, stored compactly apart from the signals frame.
+
+A vLLM server prints a throughput line and a speculative-decoding line per engine every logging interval:
+about a dozen signal rows per line, most of a long log's signals. As ordinary signal rows they cost about
+1.3 KB per metric line (0.8 GB of memory per GB of log). Instead, each chunk's periodic rows go to
+
+- the *series*: every periodic row, with categorical names and no constant columns (36 bytes a row). Rules
+  read periodic metrics from it (``signal_rows``: threshold runs, absence counts, ``also`` conditions), and
+  so do derived signals (parsers/vllm.py) and the html curves;
+- the signals frame, only for the lines a finding may quote (``kept_lines``): lines where a threshold rule's
+  conditions hold and the line after each, and the first lines of each engine and signal in a chunk. Those
+  lines keep their text in memory for evidence; any other quoted line is read back from its file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from diagnose.model import SIGNAL_SCHEMA
+from diagnose.parsers.vllm import PERIODIC_SIGNALS
+
+SERIES_SCHEMA: dict[str, pl.DataType] = {
+    "file": pl.Categorical,
+    "line": pl.UInt32,
+    "node": pl.Categorical,
+    "ts": pl.Datetime("us"),
+    "engine": pl.Categorical,
+    "signal": pl.Categorical,
+    "value": pl.Float64,
+}
+SOURCE = "vllm"  # the only parser that emits periodic signals
+FIRST_LINES = 3  # per engine and signal in each chunk
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One threshold rule on a periodic signal: its own condition and its ``also`` conditions (same line)."""
+
+    signal: str
+    expr: pl.Expr
+    also: tuple[tuple[str, pl.Expr], ...] = ()
+
+
+def conditions(rules) -> list[Condition]:
+    from diagnose.engine.select import signal_condition
+
+    out = []
+    for rule in rules:
+        m = rule.match
+        if m.get("kind") != "threshold" or m.get("signal") not in PERIODIC_SIGNALS:
+            continue
+        also = tuple((a["signal"], signal_condition(a)) for a in m.get("also", []) if isinstance(a, dict) and "signal" in a)
+        out.append(Condition(m["signal"], signal_condition(m), also))
+    return out
+
+
+def empty_series() -> pl.DataFrame:
+    return pl.DataFrame(schema=SERIES_SCHEMA)
+
+
+def split(signals: pl.DataFrame, conds: list[Condition]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(signals rules scan: all non-periodic rows and the periodic rows of kept lines, the chunk's series)."""
+    periodic = pl.col("signal").is_in(sorted(PERIODIC_SIGNALS)) & (pl.col("source") == SOURCE)
+    rows = signals.filter(periodic)
+    if rows.height == 0:
+        return signals, empty_series()
+    keep = kept_lines(rows, conds)
+    rules_see = signals.filter(~periodic | pl.col("line").is_in(keep.implode()))
+    return rules_see, to_series(rows)
+
+
+def kept_lines(rows: pl.DataFrame, conds: list[Condition]) -> pl.Series:
+    found = [
+        rows.with_columns(_i=pl.int_range(pl.len()).over("file", "engine", "signal", order_by="line"))
+        .filter(pl.col("_i") < FIRST_LINES)["line"]
+    ]
+    for cond in conds:
+        base = rows.filter(pl.col("signal") == cond.signal).select("file", "line", "engine", "value", ok=cond.expr)
+        for i, (name, expr) in enumerate(cond.also):
+            other = rows.filter((pl.col("signal") == name) & expr).select("file", "line", "engine").unique()
+            base = base.join(other.with_columns(**{f"_a{i}": pl.lit(True)}), on=["file", "line", "engine"],
+                             how="left", nulls_equal=True)
+            base = base.with_columns(ok=pl.col("ok") & pl.col(f"_a{i}").fill_null(False))
+        base = base.sort("line").with_columns(
+            _after=pl.col("ok").shift(1).over("file", "engine").fill_null(False)
+        )
+        found.append(base.filter(pl.col("ok") | pl.col("_after"))["line"])
+    return pl.concat(found).unique()
+
+
+def to_series(rows: pl.DataFrame) -> pl.DataFrame:
+    return rows.select(pl.col(name).cast(dtype) for name, dtype in SERIES_SCHEMA.items())
+
+
+def to_signals(series: pl.DataFrame | None) -> pl.DataFrame:
+    """The series as ordinary signal rows (string columns): for a consumer that needs them all at once."""
+    if series is None or series.height == 0:
+        return pl.DataFrame(schema=SIGNAL_SCHEMA)
+    return series.select(
+        pl.col("file").cast(pl.String), "line", pl.lit(SOURCE).alias("source"), pl.col("node").cast(pl.String),
+        "ts", pl.col("engine").cast(pl.String), pl.col("signal").cast(pl.String), "value",
+        pl.lit(None, pl.String).alias("text"),
+    )
+
+
+def compact(signals: pl.DataFrame) -> pl.DataFrame:
+    """Ordinary signal rows of the same source in the series' form (to sit beside the series)."""
+    return to_series(signals.filter(pl.col("source") == SOURCE))
+
+
+def with_series(signals: pl.DataFrame | None, series: pl.DataFrame | None) -> pl.DataFrame | None:
+    """Signals with their periodic rows replaced by the whole series (when there is one)."""
+    if series is None or series.height == 0:
+        return signals
+    periodic = pl.col("signal").is_in(sorted(PERIODIC_SIGNALS)) & (pl.col("source") == SOURCE)
+    rest = signals.filter(~periodic) if signals is not None else pl.DataFrame(schema=SIGNAL_SCHEMA)
+    return pl.concat([rest, to_signals(series)], how="vertical_relaxed")
+
+
+def signal_rows(name: str, signals: pl.DataFrame, series: pl.DataFrame | None) -> pl.DataFrame:
+    """Every row of signal ``name``: for a periodic metric, all its samples from the series (rules that count
+    or average samples see them all), else the signals frame's rows."""
+    rows = signals.filter(pl.col("signal") == name)
+    if series is None or series.height == 0 or name not in PERIODIC_SIGNALS:
+        return rows
+    return pl.concat([rows.filter(pl.col("source") != SOURCE),
+                      to_signals(series.filter(pl.col("signal") == name))], how="vertical_relaxed")
