@@ -150,7 +150,8 @@ def _split_utf8(block: bytes) -> pl.Series:
             lines = None
         if lines is not None and lines.len() == expected:
             return lines.fill_null("").str.strip_chars_end("\r").alias("text")
-    return _split(block[:-1].decode("utf-8", errors="replace"), "\n")
+    # CR before LF goes either way (polars' reader drops it), so the line is the same whichever path ran.
+    return _split(block[:-1].decode("utf-8", errors="replace"), "\n").str.strip_chars_end("\r")
 
 
 def _choose_decoder(first: bytes):
