@@ -83,8 +83,7 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
         .then(pl.col("text").str.slice(msg_start))
         .when(uvicorn)
         .then(u("msg"))
-        .otherwise(raw("msg"))
-        .str.replace(REPEATED, ""),
+        .otherwise(raw("msg")),
         level=pl.coalesce(f("level"), u("level")),
         component=f("loc"),
         ts=datetime_from_parts(
@@ -99,21 +98,23 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
         _iso_month=f("iso").str.slice(5, 2).cast(pl.Int32, strict=False),
         _month=f("mo").cast(pl.Int32, strict=False),
     )
-    p = pl.col("_procs").str.extract_groups(PROC).struct.field
-    frame = frame.with_columns(
+    if frame.select(pl.col("message").str.contains("across cluster]", literal=True).any()).item():
+        frame = frame.with_columns(pl.col("message").str.replace(REPEATED, ""))  # Ray's de-duplication note
+    # A chunk has a handful of distinct process prefixes: read each once, not once per line.
+    p = pl.col("_p").struct.field
+    procs = frame.select("_procs").unique().with_columns(
+        _p=pl.col("_procs").str.extract_groups(PROC),
+        _ep=pl.col("_procs").str.extract(r"(?:_|\b)EP(\d+)\b", 1),
+        _tp=pl.col("_procs").str.extract(r"(?:_|\b)TP(\d+)", 1),
+    )
+    frame = frame.join(procs, on="_procs", how="left", nulls_equal=True, maintain_order="left").with_columns(
         proc=pl.coalesce(p("name"), pl.format("rank{}", pl.col("_rankpfx"))),
         pid=p("pid").cast(pl.Int64, strict=False),
         node=p("ip"),
         # Worker_DP1_TP5_EP13: with expert parallelism the EP index is the rank across the DP x TP world
         # (what plogs and HCCL call the rank); the TP index repeats in every DP group.
-        rank=pl.coalesce(
-            pl.col("_rankpfx"),
-            p("prank"),
-            pl.col("_procs").str.extract(r"(?:_|\b)EP(\d+)\b", 1),
-            p("ptp"),
-            pl.col("_procs").str.extract(r"(?:_|\b)TP(\d+)", 1),
-        ).cast(pl.Int32, strict=False),
-    )
+        rank=pl.coalesce(pl.col("_rankpfx"), p("prank"), pl.col("_ep"), p("ptp"), pl.col("_tp")).cast(pl.Int32, strict=False),
+    ).drop("_p", "_ep", "_tp")
     # A container stamp gives the year; it is UTC and the vLLM stamp local, so fix up a new-year crossing.
     frame = frame.with_columns(
         ts=pl.when(pl.col("_iso_month").is_not_null() & (pl.col("_iso_month") == 1) & (pl.col("_month") == 12))
