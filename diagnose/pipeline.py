@@ -16,7 +16,7 @@ import polars as pl
 
 from diagnose.engine import Rule, builtin_rules_dir, load_rules, run_rules
 from diagnose.ingest.budget import Budget, SkipFile
-from diagnose.ingest.lines import TextInfo, iter_line_chunks
+from diagnose.ingest.lines import TextInfo, iter_line_chunks, whole_lines
 from diagnose.ingest.sniff import sniff
 from diagnose.ingest.walk import SourceFile, iter_sources
 from diagnose.model import RECORD_SCHEMA, InputFile, Report, Skipped, compact_strings, empty_records, empty_signals
@@ -333,6 +333,7 @@ def _parse_one(src: SourceFile, options: Options, errors: list[str], batch: _Sma
                         info.blocks.clear()
                 if kind not in LINE_KINDS:
                     pending.append(lines)  # tables and JSON are parsed whole
+                    info.bytes_only = True  # the rest of a UTF-8 table is split in one pass below
                     continue
                 if (batch is not None and kind in BATCH_KINDS and src.size is not None and src.size <= SMALL_FILE
                         and next_line == 1):
@@ -368,8 +369,11 @@ def _parse_one(src: SourceFile, options: Options, errors: list[str], batch: _Sma
     if pending or not parts:
         lines = pl.concat(pending) if pending else pl.Series("text", [], dtype=pl.String)
         if info.keep_bytes and info.blocks:
-            ctx = replace(ctx, data=b"".join(info.blocks))
+            data = b"".join(info.blocks)
             info.blocks.clear()
+            if info.bytes_only:
+                lines = whole_lines(info, data)
+            ctx = replace(ctx, data=data)
         records, signals = _parse_chunk(raw_lines_frame(lines, 1), ctx, errors)
         raw = int((~records["parsed"]).sum())
         kept, series = _split(signals, options)

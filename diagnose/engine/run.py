@@ -29,7 +29,10 @@ def run_rules(
     """
     findings: list[Finding] = []
     errors: list[str] = []
+    present = _sources_present(records, signals, series)
     for rule in rules:
+        if not _can_fire(rule, present):
+            continue
         try:
             match = KINDS[rule.match["kind"]](rule.match, records, signals, rule.sources or None, rule.path,
                                               series=series)
@@ -38,6 +41,28 @@ def run_rules(
         except Exception as exc:  # one broken rule must not take the run down; the report says so
             errors.append(f"rule {rule.id} ({rule.path}) failed: {type(exc).__name__}: {exc}")
     return findings, errors
+
+
+def _sources_present(records: pl.DataFrame, signals: pl.DataFrame, series: pl.DataFrame | None) -> set[str]:
+    present = set(records["source"].drop_nulls().unique().to_list()) | set(signals["source"].drop_nulls().unique().to_list())
+    if series is not None and series.height:
+        present.add("vllm")
+    return present
+
+
+def _can_fire(rule: Rule, present: set[str]) -> bool:
+    """A rule limited to sources of which no file was read selects nothing: skip it (most of the catalog,
+    for a bundle of one kind). Selectors may name sources of their own, so those count too."""
+    if not rule.sources:
+        return True
+    wanted = set(rule.sources)
+    m = rule.match
+    for sel in [m, *(m.get(k) for k in ("when", "missing", "require")), *m.get("also", [])]:
+        if isinstance(sel, dict):
+            if "sources" in sel and not sel["sources"]:
+                return True
+            wanted.update(sel.get("sources") or [])
+    return bool(wanted & present)
 
 
 def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, signals: pl.DataFrame | None = None,

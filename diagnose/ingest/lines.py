@@ -50,6 +50,9 @@ class TextInfo:
     # Set by the reader while ``keep_bytes``: the UTF-8 blocks the lines came from (tables are parsed whole).
     keep_bytes: bool = True
     blocks: list[bytes] = field(default_factory=list)
+    # Set by the caller after the first chunk of a table: the rest is only collected in ``blocks``, to be
+    # split once (``whole_lines``), as the table is parsed whole anyway.
+    bytes_only: bool = False
 
 
 def _split(text: str, sep: str) -> pl.Series:
@@ -108,6 +111,14 @@ def _utf8_line_chunks(stream: BinaryIO, first: bytes, info: TextInfo, chunk_byte
     raw = first
     while True:
         block = carry + raw if carry else raw
+        if info.bytes_only and info.keep_bytes:
+            info.blocks.append(block)
+            carry = b""
+            raw = stream.read(chunk_bytes)
+            if not raw:
+                break
+            info.bytes += len(raw)
+            continue
         cut = block.rfind(b"\n")
         if cut < 0:
             carry = block
@@ -135,6 +146,14 @@ def _utf8_line_chunks(stream: BinaryIO, first: bytes, info: TextInfo, chunk_byte
         if info.keep_bytes:
             info.blocks.append(carry)
         yield pl.Series("text", [carry.decode("utf-8", errors="replace")], dtype=pl.String)
+
+
+def whole_lines(info: TextInfo, data: bytes) -> pl.Series:
+    """All lines of a file read with ``bytes_only`` (``data``: its blocks joined), split in one pass; sets
+    ``info.lines``."""
+    lines = _split_utf8(data if data.endswith(b"\n") else data + b"\n") if data else pl.Series("text", [], pl.String)
+    info.lines = lines.len()
+    return lines
 
 
 def _split_utf8(block: bytes) -> pl.Series:
