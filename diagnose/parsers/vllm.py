@@ -334,7 +334,8 @@ def derived_signals(signals: pl.DataFrame, series: pl.DataFrame | None = None) -
             value=pl.col("value") / pl.col("_seqs"), text=pl.lit(None, pl.String)))
     # DP engines (`Engine 000:` ...) print one throughput line each per interval: the k-th line of every
     # engine in a file is one round; the busiest engine of a round carries the imbalance.
-    run = frame.filter((pl.col("signal") == "running_reqs") & pl.col("engine").cast(pl.String).str.contains(r"^Engine \d+$"))
+    run = frame.filter(pl.col("signal") == "running_reqs")  # then the engine test, on those rows only
+    run = run.filter(pl.col("engine").cast(pl.String).str.contains(r"^Engine \d+$"))
     if run.height and run.select("engine").n_unique() >= 2:
         kv = frame.filter(pl.col("signal") == "kv_cache_usage_pct").select("file", "line", "engine", pl.col("value").alias("_kv"))
         run = run.join(kv.unique(["file", "line", "engine"]), on=["file", "line", "engine"], how="left").sort("line")
