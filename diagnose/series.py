@@ -8,8 +8,9 @@ about a dozen signal rows per line, most of a long log's signals. As ordinary si
   read periodic metrics from it (``signal_rows``: threshold runs, absence counts, ``also`` conditions), and
   so do derived signals (parsers/vllm.py) and the html curves;
 - the signals frame, only for the lines a finding may quote (``kept_lines``): lines where a threshold rule's
-  conditions hold and the line after each, and the first lines of each engine and signal in a chunk. Those
-  lines keep their text in memory for evidence; any other quoted line is read back from its file.
+  conditions all hold (its evidence), and the first lines of each engine and signal in a chunk (the first
+  evidence of an absence rule). Those lines keep their text in memory; any other quoted line is read back
+  from its file.
 """
 
 from __future__ import annotations
@@ -72,22 +73,18 @@ def split(signals: pl.DataFrame, conds: list[Condition]) -> tuple[pl.DataFrame, 
 
 
 def kept_lines(rows: pl.DataFrame, conds: list[Condition]) -> pl.Series:
-    found = [
-        rows.with_columns(_i=pl.int_range(pl.len()).over("file", "engine", "signal", order_by="line"))
-        .filter(pl.col("_i") < FIRST_LINES)["line"]
-    ]
+    # One lazy query: a chunk pays one collect, not a few per rule.
+    lazy = rows.lazy()
+    found = [lazy.group_by("file", "engine", "signal", maintain_order=True).head(FIRST_LINES).select("line")]
     for cond in conds:
-        base = rows.filter(pl.col("signal") == cond.signal).select("file", "line", "engine", "value", ok=cond.expr)
+        base = lazy.filter(pl.col("signal") == cond.signal).select("file", "line", "engine", ok=cond.expr)
         for i, (name, expr) in enumerate(cond.also):
-            other = rows.filter((pl.col("signal") == name) & expr).select("file", "line", "engine").unique()
+            other = lazy.filter((pl.col("signal") == name) & expr).select("file", "line", "engine").unique()
             base = base.join(other.with_columns(**{f"_a{i}": pl.lit(True)}), on=["file", "line", "engine"],
                              how="left", nulls_equal=True)
             base = base.with_columns(ok=pl.col("ok") & pl.col(f"_a{i}").fill_null(False))
-        base = base.sort("line").with_columns(
-            _after=pl.col("ok").shift(1).over("file", "engine").fill_null(False)
-        )
-        found.append(base.filter(pl.col("ok") | pl.col("_after"))["line"])
-    return pl.concat(found).unique()
+        found.append(base.filter(pl.col("ok")).select("line"))
+    return pl.concat(found).unique().collect()["line"]
 
 
 def to_series(rows: pl.DataFrame) -> pl.DataFrame:
