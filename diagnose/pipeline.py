@@ -101,12 +101,13 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
         sources = tap.wrap(sources)
     deadline = time.monotonic() + options.budget.max_seconds
     pool = ThreadPoolExecutor(WORKERS) if WORKERS > 1 else None
-    running: deque = deque()  # (file, future) in input order: results are taken in that order
+    running: deque = deque()  # (file, its errors, future) in input order: results are taken in that order
 
     def settle(limit: int) -> None:
         while len(running) > limit:
-            src, future = running.popleft()
+            src, file_errors, future = running.popleft()
             done = future.result()
+            errors.extend(file_errors)
             if isinstance(done, Skipped):
                 skipped.append(done)
             else:
@@ -122,7 +123,8 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
                 continue
             if pool is not None and item.standalone and (item.size or 0) > SMALL_FILE:
                 # Large files on disk are parsed two at a time (polars releases the GIL); at most one more waits.
-                running.append((item, pool.submit(_parse_one, item, options, errors)))
+                file_errors: list[str] = []
+                running.append((item, file_errors, pool.submit(_parse_one, item, options, file_errors)))
                 settle(WORKERS)
                 continue
             # Small files are parsed here meanwhile; results are still taken in a fixed order (settle waits
