@@ -57,13 +57,18 @@ def conditions(rules) -> list[Condition]:
     return out
 
 
+def periodic_rows() -> pl.Expr:
+    """The signal rows that belong in the series."""
+    return pl.col("signal").is_in(sorted(PERIODIC_SIGNALS)) & (pl.col("source") == SOURCE)
+
+
 def empty_series() -> pl.DataFrame:
     return pl.DataFrame(schema=SERIES_SCHEMA)
 
 
 def split(signals: pl.DataFrame, conds: list[Condition]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(signals rules scan: all non-periodic rows and the periodic rows of kept lines, the chunk's series)."""
-    periodic = pl.col("signal").is_in(sorted(PERIODIC_SIGNALS)) & (pl.col("source") == SOURCE)
+    periodic = periodic_rows()
     rows = signals.filter(periodic)
     if rows.height == 0:
         return signals, empty_series()
@@ -111,7 +116,7 @@ def with_series(signals: pl.DataFrame | None, series: pl.DataFrame | None) -> pl
     """Signals with their periodic rows replaced by the whole series (when there is one)."""
     if series is None or series.height == 0:
         return signals
-    periodic = pl.col("signal").is_in(sorted(PERIODIC_SIGNALS)) & (pl.col("source") == SOURCE)
+    periodic = periodic_rows()
     rest = signals.filter(~periodic) if signals is not None else pl.DataFrame(schema=SIGNAL_SCHEMA)
     return pl.concat([rest, to_signals(series)], how="vertical_relaxed")
 

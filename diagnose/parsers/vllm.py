@@ -306,11 +306,11 @@ def derived_signals(signals: pl.DataFrame, series: pl.DataFrame | None = None) -
 
     ``series`` holds every periodic row (diagnose/series.py); ``signals`` then holds only some of them. The
     work runs on the compact form (categorical names) and only the rows returned become strings."""
-    from diagnose.series import PERIODIC_SIGNALS as _P, compact
+    from diagnose.series import compact, periodic_rows
 
     frame = signals.filter(pl.col("source") == "vllm")
     if series is not None and series.height:
-        frame = pl.concat([compact(frame.filter(~pl.col("signal").is_in(sorted(_P)))), series])
+        frame = pl.concat([compact(frame.filter(~periodic_rows())), series])
         # A categorical literal: four bytes a row, where a string column would cost sixteen.
         frame = frame.with_columns(source=pl.lit("vllm", pl.Categorical))
     out = []
