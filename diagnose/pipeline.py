@@ -16,7 +16,7 @@ import polars as pl
 
 from diagnose.engine import Rule, builtin_rules_dir, load_rules, run_rules
 from diagnose.ingest.budget import Budget, SkipFile
-from diagnose.ingest.lines import TextInfo, iter_line_chunks, whole_lines
+from diagnose.ingest.lines import CHUNK_BYTES, TextInfo, head_lines, iter_line_chunks, read_table
 from diagnose.ingest.sniff import sniff
 from diagnose.ingest.walk import SourceFile, iter_sources
 from diagnose.model import RECORD_SCHEMA, InputFile, Report, Skipped, compact_strings, empty_records, empty_signals
@@ -31,8 +31,10 @@ from diagnose.timeline import date_records
 
 Progress = Callable[[int, str], None]
 
-# Large files parsed at once: one per core, two at most (each holds a chunk and its parse in memory).
-WORKERS = max(1, min(2, os.cpu_count() or 1))
+# Large files parsed at once, two at most (each holds a chunk and its parse in memory). Polars already runs
+# each query on every core: on two cores a second file only competes with the first (measured: the same
+# wall time, 15% more CPU), so files are parsed two at a time only from four cores on.
+WORKERS = 2 if (os.cpu_count() or 1) >= 4 else 1
 
 # Kinds whose parsers work line by line: read and parsed in chunks, in bounded memory.
 LINE_KINDS = frozenset({"vllm", "mindie", "plog", "unknown"})
@@ -318,68 +320,49 @@ def _parse_one(src: SourceFile, options: Options, errors: list[str], batch: _Sma
     """Read one file chunk by chunk; line-oriented kinds are parsed per chunk, the others whole; small
     line-oriented files are handed to ``batch`` (returns None then)."""
     info = TextInfo()
-    kind = None
-    pending: list[pl.Series] = []
-    parts: list[tuple[pl.DataFrame, pl.DataFrame]] = []
-    raw = 0
+    parts: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame, int]] = []
     next_line = 1
     small: pl.Series | None = None
+    whole: tuple[pl.Series, bytes | None] | None = None
     try:
         with src.open() as stream:
-            for lines in iter_line_chunks(stream, info):
-                if kind is None:
-                    kind = options.kind or sniff(src.rel or src.path, lines.head(200).to_list())
-                    ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=_mtime(src.mtime))
-                    if kind in LINE_KINDS:  # only tables are parsed from their bytes
-                        info.keep_bytes = False
-                        info.blocks.clear()
-                if kind not in LINE_KINDS:
-                    pending.append(lines)  # tables and JSON are parsed whole
-                    info.bytes_only = True  # the rest of a UTF-8 table is split in one pass below
-                    continue
-                if (batch is not None and kind in BATCH_KINDS and src.size is not None and src.size <= SMALL_FILE
-                        and next_line == 1):
-                    small = lines  # a small file arrives as one chunk: batched below
+            first = stream.read(CHUNK_BYTES)
+            kind = options.kind or sniff(src.rel or src.path, head_lines(first))
+            ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=_mtime(src.mtime))
+            if kind not in LINE_KINDS:  # tables and JSON are parsed whole
+                whole = read_table(stream, info, first)
+            else:
+                for lines in iter_line_chunks(stream, info, first=first):
+                    if (batch is not None and kind in BATCH_KINDS and src.size is not None
+                            and src.size <= SMALL_FILE and next_line == 1):
+                        small = lines  # a small file arrives as one chunk: batched below
+                        next_line += lines.len()
+                        continue
+                    if small is not None:  # it grew while read: parse its first chunk here after all
+                        parts.append(_parse_lines(small, 1, ctx, options, errors))
+                        small = None
+                    parts.append(_parse_lines(lines, next_line, ctx, options, errors))
                     next_line += lines.len()
-                    continue
-                if small is not None:  # it grew while read: parse its first chunk here after all
-                    records, signals = _parse_chunk(_select(raw_lines_frame(small, 1), kind, options), ctx, errors)
-                    raw += int((~records["parsed"]).sum())
-                    kept, series = _split(signals, options)
-                    parts.append((*_retain(records, signals, kept, options), kept, series))
-                    small = None
-                frame = _select(raw_lines_frame(lines, next_line), kind, options)
-                next_line += lines.len()
-                records, signals = _parse_chunk(frame, ctx, errors)
-                raw += int((~records["parsed"]).sum())
-                kept, series = _split(signals, options)
-                parts.append((*_retain(records, signals, kept, options), kept, series))
     except SkipFile as exc:
         return Skipped(src.path, str(exc))
     except OSError as exc:
         return Skipped(src.path, f"cannot read: {exc.strerror or exc}")
     if info.binary:
         return Skipped(src.path, "binary file (not text)")
-    if kind is None:  # empty file
-        kind = options.kind or sniff(src.rel or src.path, [])
-        ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=_mtime(src.mtime))
     if small is not None:
         if src.note is None and info.cut_lines == 0:
             batch.add(kind, src, small, info)
             return None
-        pending.append(small)
-    if pending or not parts:
-        lines = pl.concat(pending) if pending else pl.Series("text", [], dtype=pl.String)
-        if info.keep_bytes and info.blocks:
-            data = b"".join(info.blocks)
-            info.blocks.clear()
-            if info.bytes_only:
-                lines = whole_lines(info, data)
-            ctx = replace(ctx, data=data)
-        records, signals = _parse_chunk(raw_lines_frame(lines, 1), ctx, errors)
-        raw = int((~records["parsed"]).sum())
+        whole = (small, None)
+    if whole is not None or not parts:
+        lines, data = whole or (pl.Series("text", [], dtype=pl.String), None)
+        if lines.len():
+            records, signals = _parse_chunk(raw_lines_frame(lines, 1), replace(ctx, data=data), errors)
+        else:  # an empty file (a marker such as analyse.done): no parser finds anything in it
+            records, signals = empty_records(), empty_signals()
         kept, series = _split(signals, options)
-        parts = [(records, _empty_stamps(), kept, series)]
+        parts = [(records, _empty_stamps(), kept, series, int((~records["parsed"]).sum()))]
+    raw = sum(p[4] for p in parts)
     records = pl.concat([p[0] for p in parts], how="diagonal_relaxed") if len(parts) > 1 else parts[0][0]
     stamps = pl.concat([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
     signals = pl.concat([p[2] for p in parts], how="vertical_relaxed") if len(parts) > 1 else parts[0][2]
@@ -390,6 +373,13 @@ def _parse_one(src: SourceFile, options: Options, errors: list[str], batch: _Sma
         encoding=info.encoding, note="; ".join(notes) or None,
     )
     return records, stamps, signals, series, info_row
+
+
+def _parse_lines(lines: pl.Series, first_line: int, ctx: FileContext, options: Options, errors: list[str]):
+    """One chunk of a line-oriented file: (records kept, stamps, signals kept, series, raw line count)."""
+    records, signals = _parse_chunk(_select(raw_lines_frame(lines, first_line), ctx.kind, options), ctx, errors)
+    kept, series = _split(signals, options)
+    return (*_retain(records, signals, kept, options), kept, series, int((~records["parsed"]).sum()))
 
 
 def _select(frame: pl.DataFrame, kind: str, options: Options) -> pl.DataFrame:
@@ -416,10 +406,9 @@ def _select(frame: pl.DataFrame, kind: str, options: Options) -> pl.DataFrame:
 
 
 def _parse_chunk(frame: pl.DataFrame, ctx: FileContext, errors: list[str]):
+    # Tables, JSON and tool output carry no colour codes, and the reader already cut every line end.
     if ctx.kind in LINE_KINDS:
         frame = clean_lines(frame)
-    else:  # tables, JSON and tool output carry no colour codes: only line ends to trim
-        frame = frame.with_columns(pl.col("text").str.strip_chars_end("\r"))
     try:
         return parser_for(ctx.kind)(frame, ctx)
     except Exception as exc:  # a parser bug must not lose the file: keep it as raw lines and say so
@@ -524,7 +513,7 @@ def _anonymous_groups(pattern: str) -> str:
 
 def catalog(options: Options) -> tuple[list[Rule], list[str]]:
     dirs = ([builtin_rules_dir()] if options.builtin_rules else []) + list(options.rule_dirs)
-    rules, errors = load_rules(dirs)
+    rules, errors = load_rules(dirs, trusted=builtin_rules_dir())
     return rules, [str(e) for e in errors]
 
 

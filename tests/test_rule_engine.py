@@ -151,3 +151,24 @@ def test_derived_signals_position_decay_and_dp_imbalance():
     found, _ = evaluate(dp, tl % (0, 3, 10.0) + tl % (1, 40, 90.0), "a.log", "vllm")
     assert found and found[0].facts["engine"] == "Engine 001"
     assert not evaluate(dp, tl % (0, 20, 50.0) + tl % (1, 22, 55.0), "a.log", "vllm")[0]
+
+
+def test_rules_run_together_fire_exactly_as_they_do_alone():
+    # run_rules first asks all pattern rules in one query which can match, then runs only those.
+    log = "(W pid=1) ERROR 01-01 10:00:00 [a.py:1] boom\n(W pid=1) INFO 01-01 10:00:01 [a.py:2] fine\n"
+    rules = [
+        make({"kind": "pattern", "regex": "boom"}, id="USR001"),
+        make({"kind": "pattern", "regex": "fine", "level": "ERROR"}, id="USR002"),
+        make({"kind": "pattern", "regex": "boom"}, id="USR003", sources=["plog"]),
+        make({"kind": "pattern", "regex": "nowhere"}, id="USR004"),
+        make({"kind": "pattern", "regex": "fine", "not_regex": "fi"}, id="USR005"),
+        make({"kind": "pattern", "regex": "fine", "field": "text", "level": ["INFO"]}, id="USR006"),
+    ]
+    alone = [r.id for r in rules if evaluate(r, log, "x.log", "vllm")[0]]
+    from diagnose.engine.fixtures import _source
+    from diagnose.engine.run import run_rules
+    from diagnose.pipeline import Options, parse_sources
+
+    parsed = parse_sources([_source("x.log", log)], Options(kind="vllm"))
+    together, errors = run_rules(rules, parsed.records, parsed.signals)
+    assert alone == ["USR001", "USR006"] and [f.rule_id for f in together] == alone and not errors

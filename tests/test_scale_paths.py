@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from diagnose.ingest.lines import TextInfo, iter_line_chunks
+from diagnose.ingest.lines import CHUNK_BYTES, TextInfo, head_lines, iter_line_chunks, read_table
 from diagnose.ingest.reread import read_lines
 from diagnose.pipeline import Options, analyze
 from diagnose.series import signal_rows
@@ -55,6 +55,40 @@ def test_a_block_with_nul_takes_the_python_path_and_loses_nothing():
     body = (b"INFO line one\n" * 100_000) + b"NUL\x00inside\n" + b"tail\n"
     got, _ = _lines(body, 8 << 20)
     assert len(got) == 100_002 and got[100_000] == "NUL\x00inside"
+
+
+def _table(data: bytes, chunk: int = CHUNK_BYTES) -> tuple[list[str], bytes | None, TextInfo]:
+    info = TextInfo()
+    stream = io.BytesIO(data)
+    lines, kept = read_table(stream, info, stream.read(chunk), chunk)
+    return lines.to_list(), kept, info
+
+
+@pytest.mark.parametrize("chunk", [7, 1 << 20])
+def test_a_table_read_whole_keeps_every_line_and_its_bytes(chunk: int):
+    body = b"\r\n".join(ODD_LINES * 400) + b"\r\nlast row without newline"
+    got, kept, info = _table(body, chunk)
+    assert got == _expected(body)
+    assert kept == body and info.lines == len(got) and info.bytes == len(body)
+
+
+@pytest.mark.parametrize("encoded", [
+    "Name,Type\r\n算子,MatMul\r\n".encode("utf-16"),
+    "Name,Type\n算子,MatMul\n".encode("gb18030"),
+    b"\xef\xbb\xbfName,Type\nop,MatMul\n",
+    b"Name,Type\rop,MatMul\r",
+])
+def test_a_table_in_another_encoding_is_read_as_lines_without_its_bytes(encoded: bytes):
+    got, kept, _ = _table(encoded)
+    assert kept is None
+    assert got == _lines(encoded, CHUNK_BYTES)[0] and len(got) == 2 and got[0] == "Name,Type"
+
+
+def test_the_sniffed_head_is_the_first_lines_as_the_reader_gives_them():
+    body = b"\r\n".join(ODD_LINES * 40) + b"\r\n"
+    assert head_lines(body) == _expected(body)[:200]
+    assert head_lines("Name,Type\r\n算子,MatMul\r\n".encode("gb18030")) == ["Name,Type", "算子,MatMul"]
+    assert head_lines(b"") == []
 
 
 def test_reread_finds_lines_in_plain_and_gzip_files(tmp_path: Path):
@@ -116,7 +150,8 @@ def test_evidence_on_a_line_not_kept_in_memory_is_read_back_from_the_file(tmp_pa
     assert "Engine 000: Avg prompt throughput" in evidence[0].text and evidence[0].line == 57
 
 
-def test_large_files_parsed_in_parallel_give_the_same_report_every_time(tmp_path: Path):
+def test_large_files_parsed_in_parallel_give_the_same_report_every_time(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr("diagnose.pipeline.WORKERS", 2)  # the default on four or more cores
     for node in range(3):
         folder = tmp_path / f"node-{node}"
         folder.mkdir()

@@ -96,12 +96,14 @@ def duration_seconds(value: str, path: str, field_name: str) -> float:
     return n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
 
 
-def check_regex(pattern: Any, path: str, field_name: str) -> str:
+def check_regex(pattern: Any, path: str, field_name: str, compile_it: bool = True) -> str:
     """Compile with polars' engine (Rust regex: linear time, no look-around, no backreferences)."""
     if not isinstance(pattern, str) or not pattern:
         raise RuleError(path, field_name, "must be a non-empty string (a regular expression)")
     if len(pattern) > 10_000:
         raise RuleError(path, field_name, "regular expression longer than 10000 characters")
+    if not compile_it:
+        return pattern
     try:
         pl.Series([""], dtype=pl.String).str.contains(pattern)
     except Exception as exc:  # polars raises ComputeError with the regex crate's message
@@ -134,7 +136,7 @@ def _lang_table(data: dict, key: str, path: str, required: bool) -> dict[str, st
     return dict(value)
 
 
-def load_rule(path: Path) -> Rule:
+def load_rule(path: Path, check_patterns: bool = True) -> Rule:
     sp = str(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -142,10 +144,12 @@ def load_rule(path: Path) -> Rule:
         raise RuleError(sp, "", f"invalid TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleError(sp, "", f"cannot read: {exc}") from None
-    return rule_from_dict(data, sp, path.parent)
+    return rule_from_dict(data, sp, path.parent, check_patterns)
 
 
-def rule_from_dict(data: dict, sp: str, folder: Path | None = None) -> Rule:
+def rule_from_dict(data: dict, sp: str, folder: Path | None = None, check_patterns: bool = True) -> Rule:
+    """A validated rule. ``check_patterns=False`` skips compiling its regular expressions (the built-in
+    catalog, whose patterns the test suite compiles; a user's rule is always checked)."""
     unknown = set(data) - _TOP_FIELDS
     if unknown:
         raise RuleError(sp, sorted(unknown)[0], f"unknown field (allowed: {', '.join(sorted(_TOP_FIELDS))})")
@@ -167,7 +171,7 @@ def rule_from_dict(data: dict, sp: str, folder: Path | None = None) -> Rule:
     refs = data.get("references", [])
     if not isinstance(refs, list) or not all(isinstance(s, str) for s in refs):
         raise RuleError(sp, "references", "must be a list of strings")
-    match = _check_match(data["match"], sp)
+    match = _check_match(data["match"], sp, check_patterns)
     rule = Rule(
         id=rid,
         name=data["name"],
@@ -188,7 +192,7 @@ def rule_from_dict(data: dict, sp: str, folder: Path | None = None) -> Rule:
     return rule
 
 
-def _check_selector(sel: Any, sp: str, where: str) -> dict:
+def _check_selector(sel: Any, sp: str, where: str, check_patterns: bool = True) -> dict:
     if not isinstance(sel, dict):
         raise RuleError(sp, where, "must be a table")
     unknown = set(sel) - _SELECTOR_FIELDS
@@ -198,7 +202,7 @@ def _check_selector(sel: Any, sp: str, where: str) -> dict:
         raise RuleError(sp, where, "needs `regex` (over log lines) or `signal` (a parsed value)")
     for key in ("regex", "not_regex", "text_regex"):
         if key in sel:
-            check_regex(sel[key], sp, f"{where}.{key}")
+            check_regex(sel[key], sp, f"{where}.{key}", check_patterns)
     if sel.get("field", "message") not in ("message", "text"):
         raise RuleError(sp, f"{where}.field", "must be `message` (header stripped) or `text` (whole line)")
     for key in ("above", "below"):
@@ -213,7 +217,7 @@ def _check_selector(sel: Any, sp: str, where: str) -> dict:
     return sel
 
 
-def _check_match(match: Any, sp: str) -> dict:
+def _check_match(match: Any, sp: str, check_patterns: bool = True) -> dict:
     if not isinstance(match, dict):
         raise RuleError(sp, "match", "must be a table")
     kind = match.get("kind")
@@ -223,11 +227,11 @@ def _check_match(match: Any, sp: str) -> dict:
     if unknown:
         raise RuleError(sp, f"match.{sorted(unknown)[0]}", f"unknown field for kind {kind!r}")
     if kind == "pattern":
-        _check_selector({k: v for k, v in match.items() if k in _SELECTOR_FIELDS}, sp, "match")
+        _check_selector({k: v for k, v in match.items() if k in _SELECTOR_FIELDS}, sp, "match", check_patterns)
         if "window" in match:
             duration_seconds(match["window"], sp, "match.window")
         for label, pattern in (match.get("classify") or {}).items():
-            check_regex(pattern, sp, f"match.classify.{label}")
+            check_regex(pattern, sp, f"match.classify.{label}", check_patterns)
     elif kind == "threshold":
         if "signal" not in match:
             raise RuleError(sp, "match.signal", "missing")
@@ -236,16 +240,16 @@ def _check_match(match: Any, sp: str) -> dict:
         if "sustained" in match:
             duration_seconds(match["sustained"], sp, "match.sustained")
         for i, cond in enumerate(match.get("also", [])):
-            _check_selector(cond, sp, f"match.also[{i}]")
+            _check_selector(cond, sp, f"match.also[{i}]", check_patterns)
         if "engine_regex" in match:
-            check_regex(match["engine_regex"], sp, "match.engine_regex")
+            check_regex(match["engine_regex"], sp, "match.engine_regex", check_patterns)
     elif kind == "absence":
         for key in ("when", "missing"):
             if key not in match:
                 raise RuleError(sp, f"match.{key}", "missing")
-            _check_selector(match[key], sp, f"match.{key}")
+            _check_selector(match[key], sp, f"match.{key}", check_patterns)
         if "require" in match:
-            _check_selector(match["require"], sp, "match.require")
+            _check_selector(match["require"], sp, "match.require", check_patterns)
         if match.get("scope", "bundle") not in ("bundle", "node", "file"):
             raise RuleError(sp, "match.scope", "must be bundle, node or file")
     elif kind == "mismatch":
@@ -254,7 +258,7 @@ def _check_match(match: Any, sp: str) -> dict:
         if match.get("across", "node") not in ("node", "device", "engine", "file"):
             raise RuleError(sp, "match.across", "must be node, device, engine or file")
         if "ignore_regex" in match:
-            check_regex(match["ignore_regex"], sp, "match.ignore_regex")
+            check_regex(match["ignore_regex"], sp, "match.ignore_regex", check_patterns)
         if match.get("within", "node") not in ("node", "file"):
             raise RuleError(sp, "match.within", "must be node or file (compare only inside one node or file)")
     return match
@@ -304,8 +308,10 @@ def builtin_rules_dir() -> Path:
     return here.parent / "rules"
 
 
-def load_rules(dirs: list[Path]) -> tuple[list[Rule], list[RuleError]]:
-    """All ``*.toml`` rule files under ``dirs``; bad files are returned as errors, not raised."""
+def load_rules(dirs: list[Path], trusted: Path | None = None) -> tuple[list[Rule], list[RuleError]]:
+    """All ``*.toml`` rule files under ``dirs``; bad files are returned as errors, not raised. The patterns
+    of rules under ``trusted`` (the built-in catalog) are not compiled here: that costs a polars query per
+    pattern at every start, and the test suite compiles them (tests/test_rule_catalog.py)."""
     rules: list[Rule] = []
     errors: list[RuleError] = []
     seen: dict[str, str] = {}
@@ -319,7 +325,7 @@ def load_rules(dirs: list[Path]) -> tuple[list[Rule], list[RuleError]]:
             continue
         for path in files:
             try:
-                rule = load_rule(path)
+                rule = load_rule(path, check_patterns=trusted is None or not path.is_relative_to(trusted))
             except RuleError as exc:
                 errors.append(exc)
                 continue

@@ -28,8 +28,8 @@ def select(sel: dict, records: pl.DataFrame, signals: pl.DataFrame, sources: lis
     return select_records(sel, records, sources)
 
 
-def select_records(sel: dict, records: pl.DataFrame, sources: list[str] | None) -> pl.DataFrame:
-    frame = _sources_filter(records, sources)
+def record_condition(sel: dict) -> pl.Expr:
+    """The records a ``regex`` selector picks (its sources aside)."""
     col = pl.col(sel.get("field", "message"))
     cond = col.str.contains(sel["regex"])
     if "not_regex" in sel:
@@ -38,7 +38,11 @@ def select_records(sel: dict, records: pl.DataFrame, sources: list[str] | None) 
     if level:
         levels = [level] if isinstance(level, str) else list(level)
         cond = cond & pl.col("level").is_in(levels)
-    return frame.filter(cond).select(
+    return cond
+
+
+def select_records(sel: dict, records: pl.DataFrame, sources: list[str] | None) -> pl.DataFrame:
+    return _sources_filter(records, sources).filter(record_condition(sel)).select(
         "file",
         "line",
         "source",

@@ -10,12 +10,12 @@ line cannot take all memory.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
 import polars as pl
 
-from diagnose.ingest.decode import decode, is_binary
+from diagnose.ingest.decode import decode, is_binary, split_lines
 
 CHUNK_BYTES = 8 * 1024 * 1024
 MAX_LINE = 16 * 1024 * 1024
@@ -47,12 +47,6 @@ class TextInfo:
     lines: int = 0
     bytes: int = 0
     cut_lines: int = 0  # lines longer than MAX_LINE, cut into pieces
-    # Set by the reader while ``keep_bytes``: the UTF-8 blocks the lines came from (tables are parsed whole).
-    keep_bytes: bool = True
-    blocks: list[bytes] = field(default_factory=list)
-    # Set by the caller after the first chunk of a table: the rest is only collected in ``blocks``, to be
-    # split once (``whole_lines``), as the table is parsed whole anyway.
-    bytes_only: bool = False
 
 
 def _split(text: str, sep: str) -> pl.Series:
@@ -61,9 +55,11 @@ def _split(text: str, sep: str) -> pl.Series:
 
 
 def iter_line_chunks(stream: BinaryIO, info: TextInfo, chunk_bytes: int = CHUNK_BYTES,
-                     max_line: int = MAX_LINE) -> Iterator[pl.Series]:
-    """Yield the file's lines as string Series, chunk by chunk (complete lines only)."""
-    first = stream.read(chunk_bytes)
+                     max_line: int = MAX_LINE, first: bytes | None = None) -> Iterator[pl.Series]:
+    """Yield the file's lines as string Series, chunk by chunk (complete lines only), without line ends.
+    ``first``: the stream's first chunk when the caller has already read it (to sniff the file)."""
+    if first is None:
+        first = stream.read(chunk_bytes)
     info.bytes = len(first)
     if not first:
         return
@@ -84,6 +80,8 @@ def iter_line_chunks(stream: BinaryIO, info: TextInfo, chunk_bytes: int = CHUNK_
         else:
             carry = block[cut + 1:]
             lines = _split(block[:cut], sep)
+            if "\r" in block:  # CRLF in a non-UTF-8 file
+                lines = lines.str.strip_chars_end("\r")
             info.lines += lines.len()
             yield lines
         while len(carry) > max_line:
@@ -111,30 +109,17 @@ def _utf8_line_chunks(stream: BinaryIO, first: bytes, info: TextInfo, chunk_byte
     raw = first
     while True:
         block = carry + raw if carry else raw
-        if info.bytes_only and info.keep_bytes:
-            info.blocks.append(block)
-            carry = b""
-            raw = stream.read(chunk_bytes)
-            if not raw:
-                break
-            info.bytes += len(raw)
-            continue
         cut = block.rfind(b"\n")
         if cut < 0:
             carry = block
         else:
             carry = block[cut + 1:]
-            body = block[:cut + 1]
-            if info.keep_bytes:
-                info.blocks.append(body)
-            lines = _split_utf8(body)
+            lines = _split_utf8(block[:cut + 1])
             info.lines += lines.len()
             yield lines
         while len(carry) > max_line:
             info.cut_lines += 1
             info.lines += 1
-            info.keep_bytes = False  # the lines no longer match the bytes
-            info.blocks.clear()
             yield pl.Series("text", [carry[:max_line].decode("utf-8", errors="replace")], dtype=pl.String)
             carry = carry[max_line:]
         raw = stream.read(chunk_bytes)
@@ -143,17 +128,51 @@ def _utf8_line_chunks(stream: BinaryIO, first: bytes, info: TextInfo, chunk_byte
         info.bytes += len(raw)
     if carry:
         info.lines += 1
-        if info.keep_bytes:
-            info.blocks.append(carry)
         yield pl.Series("text", [carry.decode("utf-8", errors="replace")], dtype=pl.String)
 
 
-def whole_lines(info: TextInfo, data: bytes) -> pl.Series:
-    """All lines of a file read with ``bytes_only`` (``data``: its blocks joined), split in one pass; sets
-    ``info.lines``."""
-    lines = _split_utf8(data if data.endswith(b"\n") else data + b"\n") if data else pl.Series("text", [], pl.String)
+def head_lines(first: bytes, limit: int = 200, prefix: int = 256 * 1024) -> list[str]:
+    """The first ``limit`` lines of a file's first chunk, decoded as the reader would, to sniff its kind."""
+    head = first[:prefix]
+    if len(first) > prefix and (cut := head.rfind(b"\n")) > 0:
+        head = head[:cut]
+    text, _ = decode(head)
+    return [line.rstrip("\r") for line in split_lines(text)[:limit]]
+
+
+def read_table(stream: BinaryIO, info: TextInfo, first: bytes,
+               chunk_bytes: int = CHUNK_BYTES) -> tuple[pl.Series, bytes | None]:
+    """A whole file that is parsed whole (tables, JSON): (its lines, its bytes when they are UTF-8 text).
+
+    A UTF-8 file is read as bytes and split once, and its bytes are returned for readers that take them
+    directly (polars' CSV reader); any other text goes through ``iter_line_chunks`` and returns no bytes."""
+    decoder_label = _utf8_label(first)
+    if decoder_label is None or is_binary(first) or (b"\n" not in first and b"\r" in first):
+        parts = list(iter_line_chunks(stream, info, chunk_bytes, first=first))
+        return (pl.concat(parts) if parts else pl.Series("text", [], pl.String)), None
+    blocks = [first]
+    while raw := stream.read(chunk_bytes):
+        blocks.append(raw)
+    data = b"".join(blocks) if len(blocks) > 1 else first
+    del blocks
+    info.bytes, info.encoding = len(data), decoder_label
+    if not data:
+        return pl.Series("text", [], pl.String), data
+    lines = _split_utf8(data if data.endswith(b"\n") else data + b"\n")
     info.lines = lines.len()
-    return lines
+    return lines, data
+
+
+def _utf8_label(first: bytes) -> str | None:
+    """The label ``_choose_decoder`` gives a UTF-8 chunk without BOM; None for any other encoding."""
+    if first.isascii():
+        return "utf-8"
+    if first.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return None
+    _, name = decode(first[:-4] if len(first) > 4 else first)
+    if name == "utf-8":
+        return name
+    return "utf-8 (invalid bytes replaced)" if name.startswith("utf-8 (") else None
 
 
 def _split_utf8(block: bytes) -> pl.Series:
@@ -168,7 +187,9 @@ def _split_utf8(block: bytes) -> pl.Series:
         except Exception:  # noqa: BLE001 - any reader quirk: the Python path below is always right
             lines = None
         if lines is not None and lines.len() == expected:
-            return lines.fill_null("").str.strip_chars_end("\r").alias("text")
+            lines = lines.fill_null("").alias("text")
+            # The reader drops one CR before LF; a CR left anywhere is rare, so only then scan every line.
+            return lines.str.strip_chars_end("\r") if b"\r" in block else lines
     # CR before LF goes either way (polars' reader drops it), so the line is the same whichever path ran.
     return _split(block[:-1].decode("utf-8", errors="replace"), "\n").str.strip_chars_end("\r")
 

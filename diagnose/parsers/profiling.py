@@ -295,7 +295,16 @@ def _num(col: str) -> pl.Expr:
 
 
 def _str(cols: dict[str, str], key: str) -> pl.Expr:
-    return pl.col(cols[key]).str.replace_all(r"[\"\t]", "").str.strip_chars() if key in cols else pl.lit(None, pl.String)
+    return _clean(cols[key]) if key in cols else pl.lit(None, pl.String)
+
+
+def _clean(col: str) -> pl.Expr:
+    return pl.col(col).str.replace_all(r"[\"\t]", "").str.strip_chars()
+
+
+def _dtypes(col: str) -> pl.Expr:
+    """``DT_BF16;FLOAT`` -> ``BF16;FLOAT``: one spelling per dtype list."""
+    return pl.col(col).str.to_uppercase().str.replace_all(r"[\s\"]", "").str.replace_all(r"(^|;)DT_", "$1")
 
 
 def _fmt(x: float) -> str:
@@ -303,12 +312,6 @@ def _fmt(x: float) -> str:
 
 
 # --- kernel_details / op_summary -------------------------------------------------------------------
-
-
-def _by_value(frame: pl.DataFrame, col: str, **exprs: pl.Expr) -> pl.DataFrame:
-    """Add columns computed once per distinct value of ``col`` (op names, types, dtypes repeat thousands of times)."""
-    distinct = frame.select(pl.col(col)).unique().with_columns(**exprs)
-    return frame.join(distinct, on=col, how="left", nulls_equal=True)
 
 
 def _kernels(frame: pl.DataFrame, cols: dict[str, str], records: pl.DataFrame, ctx: FileContext):
@@ -322,56 +325,47 @@ def _kernels(frame: pl.DataFrame, cols: dict[str, str], records: pl.DataFrame, c
         start=pl.col(cols["start"]) if "start" in cols else pl.lit(None, pl.String),
         dur=_num(cols["dur"]) if "dur" in cols else pl.lit(None, pl.Float64),
     )
-    clean = lambda c: pl.col(c).str.replace_all(r"[\"\t]", "").str.strip_chars()  # noqa: E731
-    dtypes = lambda c: pl.col(c).str.to_uppercase().str.replace_all(r"[\s\"]", "").str.replace_all(r"(^|;)DT_", "$1")  # noqa: E731
-    k = _by_value(k, "_rname", name=clean("_rname"))
-    k = _by_value(k, "_rtype", _t=clean("_rtype"))
-    k = k.with_columns(type=pl.coalesce(pl.col("_t"), pl.col("name").str.extract(r"_([A-Za-z0-9]+)$", 1), pl.col("name")))
-    k = _by_value(
-        k, "name",
-        _n_aicpu=pl.col("name").fill_null("").str.contains("AiCpu|AICPU"),
-        _n_mc2=pl.col("name").fill_null("").str.contains(_MC2),
-        _n_hcom=pl.col("name").fill_null("").str.contains(r"^hcom_"),
-    )
-    k = _by_value(
-        k, "type",
-        _mm=pl.col("type").fill_null("").str.contains(_MATMUL),
-        _gmm=pl.col("type").fill_null("").str.contains(_GMM),
-        _disp=pl.col("type").fill_null("").str.contains(_DISPATCH),
-        _qop=pl.col("type").fill_null("").str.contains(_QUANT_OPS),
-        _t_mc2=pl.col("type").fill_null("").str.contains(_MC2),
-    )
-    k = _by_value(k, "_rcore", core=clean("_rcore").str.to_uppercase())
-    k = _by_value(k, "_rin_dtypes", ind=dtypes("_rin_dtypes"))
-    k = _by_value(
-        k, "ind",
-        _q=pl.col("ind").fill_null("").str.contains(_QUANT),
-        _half=pl.col("ind").fill_null("").str.contains(_HALF),
-        _fp8=pl.col("ind").fill_null("").str.contains(_FP8),
-    )
-    k = _by_value(k, "_rout_dtypes", outd=dtypes("_rout_dtypes"))
-    k = _by_value(
-        k, "_rin_shapes",
-        shapes=clean("_rin_shapes"),
-        _tokens=clean("_rin_shapes").str.extract(r"^(\d+)", 1).cast(pl.Float64, strict=False),
-        _w=clean("_rin_shapes").str.split(";").list.get(1, null_on_oob=True),
+    # A kernel table repeats a few hundred distinct kernels (name, dtypes, shapes) per step: every string
+    # test runs once per distinct kernel, and one join hands the results to all rows.
+    keys = [f"_r{key}" for key in raw]
+    kernels = k.select(keys).unique().with_columns(
+        name=_clean("_rname"), _t=_clean("_rtype"), core=_clean("_rcore").str.to_uppercase(),
+        ind=_dtypes("_rin_dtypes"), outd=_dtypes("_rout_dtypes"), shapes=_clean("_rin_shapes"),
     )
     rank = rank_from_path(ctx.path)
     label = f"rank {rank}" if rank is not None else "profile " + (folder_key(ctx.path).rsplit("/", 1)[-1] or _base(ctx.path))
     dev = pl.col("_rdevice").str.strip_chars(" \t\"'").cast(pl.Float64, strict=False).cast(pl.Int32)
-    k = _by_value(
-        k, "_rdevice",
+    name, ind = pl.col("name").fill_null(""), pl.col("ind").fill_null("")
+    kernels = kernels.with_columns(
+        type=pl.coalesce(pl.col("_t"), pl.col("name").str.extract(r"_([A-Za-z0-9]+)$", 1), pl.col("name")),
+        _n_aicpu=name.str.contains("AiCpu|AICPU"),
+        _n_mc2=name.str.contains(_MC2),
+        _n_hcom=name.str.contains(r"^hcom_"),
+        _q=ind.str.contains(_QUANT),
+        _half=ind.str.contains(_HALF),
+        _fp8=ind.str.contains(_FP8),
+        _tokens=pl.col("shapes").str.extract(r"^(\d+)", 1).cast(pl.Float64, strict=False),
+        _w=pl.col("shapes").str.split(";").list.get(1, null_on_oob=True),
         device=dev,
         engine=pl.when(dev.is_not_null() & pl.lit(rank is None)).then(pl.format("device {}", dev)).otherwise(pl.lit(label)),
+    )
+    typ = pl.col("type").fill_null("")
+    kernels = kernels.with_columns(
+        _mm=typ.str.contains(_MATMUL),
+        _gmm=typ.str.contains(_GMM),
+        _disp=typ.str.contains(_DISPATCH),
+        _qop=typ.str.contains(_QUANT_OPS),
+        _t_mc2=typ.str.contains(_MC2),
     )
     core = pl.col("core").fill_null("")
     aicpu_like = (core == "AI_CPU") | pl.col("_n_aicpu")
     mc2 = aicpu_like & (pl.col("_n_mc2") | pl.col("_t_mc2"))
-    k = k.with_columns(
+    kernels = kernels.with_columns(
         _comm=core.str.contains(_COMM_CORE) | pl.col("_n_hcom"),
         _mc2=mc2,
         _aicpu=aicpu_like & ~mc2,
-    ).sort("line")
+    )
+    k = k.join(kernels, on=keys, how="left", nulls_equal=True, maintain_order="left")
     dur = pl.col("dur").fill_null(0)
     agg = k.select(
         dev=dur.filter(~pl.col("_comm")).sum(),
