@@ -16,7 +16,7 @@ import polars as pl
 
 from diagnose.engine import Rule, builtin_rules_dir, load_rules, run_rules
 from diagnose.ingest.budget import Budget, SkipFile
-from diagnose.ingest.lines import CHUNK_BYTES, TextInfo, head_lines, iter_line_chunks, read_table
+from diagnose.ingest.lines import TextInfo, head_lines, iter_line_chunks, peek_head, read_table
 from diagnose.ingest.sniff import sniff
 from diagnose.ingest.walk import SourceFile, iter_sources
 from diagnose.model import RECORD_SCHEMA, InputFile, Report, Skipped, compact_strings, empty_records, empty_signals
@@ -71,29 +71,25 @@ def read_inputs(paths: list[str], options: Options, progress: Progress | None = 
 
 
 def parse_sources(sources, options: Options, progress: Progress | None = None) -> Parsed:
-    record_parts: list[pl.DataFrame] = []
-    signal_parts: list[pl.DataFrame] = []
-    series_parts: list[pl.DataFrame] = []
-    stamp_parts: list[pl.DataFrame] = []
-    file_rows: list[tuple[str, datetime | None]] = []
-    inputs: list[InputFile] = []
-    skipped: list[Skipped] = []
-    errors: list[str] = []
-    batch = _SmallFiles(options, errors)
+    # Everything a file gives is filed under its place in the walk and put in that order at the end, so the
+    # report is the same whichever way the files were parsed (batched, in a worker, or here).
+    parts: list[tuple[int, tuple]] = []  # (place, (records, stamps, signals, series, infos, mtimes))
+    skipped: list[tuple[int, Skipped]] = []
+    file_errors: dict[int, list[str]] = {}
+    batch = _SmallFiles(options, [])
 
-    def take(records, stamps, signals, series, info, mtime):
-        record_parts.append(records)
-        signal_parts.append(signals)
-        if stamps.height:
-            stamp_parts.append(stamps)
-        if series.height:
-            series_parts.append(series)
+    def take(place, records, stamps, signals, series, info, mtime):
         infos, mtimes = (info, mtime) if isinstance(info, list) else ([info], [mtime])
-        for one, when in zip(infos, mtimes):
-            inputs.append(one)
-            file_rows.append((one.path, when))
-            if progress:
+        parts.append((place, (records, stamps, signals, series, infos, mtimes)))
+        if progress:
+            for one in infos:
                 progress(one.bytes, one.path)
+
+    def flush_batch(place: int) -> None:
+        for done in batch.flush():
+            take(place, *done)
+        file_errors.setdefault(place, []).extend(batch.errors)
+        batch.errors.clear()
 
     tap = None
     if options.kind is None:  # model JSON files and launch scripts in a bundle: see diagnose/preflight/bundle.py
@@ -103,50 +99,56 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
         sources = tap.wrap(sources)
     deadline = time.monotonic() + options.budget.max_seconds
     pool = ThreadPoolExecutor(WORKERS) if WORKERS > 1 else None
-    running: deque = deque()  # (file, its errors, future) in input order: results are taken in that order
+    running: deque = deque()  # (place, file, future) in input order: results are taken in that order
 
     def settle(limit: int) -> None:
         while len(running) > limit:
-            src, file_errors, future = running.popleft()
+            place, src, future = running.popleft()
             done = future.result()
-            errors.extend(file_errors)
             if isinstance(done, Skipped):
-                skipped.append(done)
+                skipped.append((place, done))
             else:
-                take(*done, _mtime(src.mtime))
+                take(place, *done, _mtime(src.mtime))
 
+    place = -1
     try:
-        for item in sources:
+        for place, item in enumerate(sources):
             if isinstance(item, Skipped):
-                skipped.append(item)
+                skipped.append((place, item))
                 continue
             if time.monotonic() > deadline:
-                skipped.append(Skipped(item.path, f"time budget of {options.budget.max_seconds} s reached (not read)"))
+                reason = f"time budget of {options.budget.max_seconds} s reached (not read)"
+                skipped.append((place, Skipped(item.path, reason)))
                 continue
+            its_errors = file_errors.setdefault(place, [])
             if pool is not None and item.standalone and (item.size or 0) > SMALL_FILE:
                 # Large files on disk are parsed two at a time (polars releases the GIL); at most one more waits.
-                file_errors: list[str] = []
-                running.append((item, file_errors, pool.submit(_parse_one, item, options, file_errors)))
+                running.append((place, item, pool.submit(_parse_one, item, options, its_errors)))
                 settle(WORKERS)
                 continue
-            # Small files are parsed here meanwhile; results are still taken in a fixed order (settle waits
-            # for the oldest file by count, never by timing), so output does not depend on thread timing.
-            result = _parse_one(item, options, errors, batch)
+            result = _parse_one(item, options, its_errors, batch)
             if result is None:  # queued with other small files of its kind
                 if batch.full:
-                    for done in batch.flush():
-                        take(*done)
+                    flush_batch(place)
                 continue
             if isinstance(result, Skipped):
-                skipped.append(result)
+                skipped.append((place, result))
                 continue
-            take(*result, _mtime(item.mtime))
+            take(place, *result, _mtime(item.mtime))
         settle(0)
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-    for done in batch.flush():
-        take(*done)
+    flush_batch(place + 1)
+    parts.sort(key=lambda part: part[0])
+    record_parts = [p[1][0] for p in parts]
+    stamp_parts = [p[1][1] for p in parts if p[1][1].height]
+    signal_parts = [p[1][2] for p in parts]
+    series_parts = [p[1][3] for p in parts if p[1][3].height]
+    inputs: list[InputFile] = [one for p in parts for one in p[1][4]]
+    file_rows = [(one.path, when) for p in parts for one, when in zip(p[1][4], p[1][5])]
+    errors = [e for _, errs in sorted(file_errors.items()) for e in errs]
+    skipped_files = [s for _, s in sorted(skipped, key=lambda x: x[0])]
     records = pl.concat(record_parts, how="diagonal_relaxed") if record_parts else empty_records()
     signals = pl.concat(signal_parts, how="vertical_relaxed") if signal_parts else empty_signals()
     series = pl.concat(series_parts) if series_parts else empty_series()
@@ -188,7 +190,7 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
         records = _window(records, options)
         signals = _window(signals, options)
         series = _window(series, options)
-    return Parsed(records, signals, inputs, skipped, errors, texts, series)
+    return Parsed(records, signals, inputs, skipped_files, errors, texts, series)
 
 
 def _redate_signals(signals: pl.DataFrame, records: pl.DataFrame, files: list[str]) -> pl.DataFrame:
@@ -326,13 +328,12 @@ def _parse_one(src: SourceFile, options: Options, errors: list[str], batch: _Sma
     whole: tuple[pl.Series, bytes | None] | None = None
     try:
         with src.open() as stream:
-            first = stream.read(CHUNK_BYTES)
-            kind = options.kind or sniff(src.rel or src.path, head_lines(first))
+            kind = options.kind or sniff(src.rel or src.path, head_lines(peek_head(stream)))
             ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=_mtime(src.mtime))
             if kind not in LINE_KINDS:  # tables and JSON are parsed whole
-                whole = read_table(stream, info, first)
+                whole = read_table(stream, info, src.size)
             else:
-                for lines in iter_line_chunks(stream, info, first=first):
+                for lines in iter_line_chunks(stream, info):
                     if (batch is not None and kind in BATCH_KINDS and src.size is not None
                             and src.size <= SMALL_FILE and next_line == 1):
                         small = lines  # a small file arrives as one chunk: batched below

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from diagnose.ingest.lines import CHUNK_BYTES, TextInfo, head_lines, iter_line_chunks, read_table
+from diagnose.ingest.lines import CHUNK_BYTES, TextInfo, head_lines, iter_line_chunks, peek_head, read_table
 from diagnose.ingest.reread import read_lines
 from diagnose.pipeline import Options, analyze
 from diagnose.series import signal_rows
@@ -57,17 +57,17 @@ def test_a_block_with_nul_takes_the_python_path_and_loses_nothing():
     assert len(got) == 100_002 and got[100_000] == "NUL\x00inside"
 
 
-def _table(data: bytes, chunk: int = CHUNK_BYTES) -> tuple[list[str], bytes | None, TextInfo]:
+def _table(data: bytes, size: int | None = None, chunk: int = CHUNK_BYTES):
     info = TextInfo()
-    stream = io.BytesIO(data)
-    lines, kept = read_table(stream, info, stream.read(chunk), chunk)
+    lines, kept = read_table(io.BufferedReader(io.BytesIO(data)), info, size, chunk)
     return lines.to_list(), kept, info
 
 
-@pytest.mark.parametrize("chunk", [7, 1 << 20])
-def test_a_table_read_whole_keeps_every_line_and_its_bytes(chunk: int):
+@pytest.mark.parametrize("size, chunk", [(None, 7), (None, 1 << 20), ("exact", 7), (100, 1 << 20)])
+def test_a_table_read_whole_keeps_every_line_and_its_bytes(size, chunk: int):
+    # Read in one call when its size is known, else (or when it is larger than said) in chunks.
     body = b"\r\n".join(ODD_LINES * 400) + b"\r\nlast row without newline"
-    got, kept, info = _table(body, chunk)
+    got, kept, info = _table(body, len(body) if size == "exact" else size, chunk)
     assert got == _expected(body)
     assert kept == body and info.lines == len(got) and info.bytes == len(body)
 
@@ -87,6 +87,8 @@ def test_a_table_in_another_encoding_is_read_as_lines_without_its_bytes(encoded:
 def test_the_sniffed_head_is_the_first_lines_as_the_reader_gives_them():
     body = b"\r\n".join(ODD_LINES * 40) + b"\r\n"
     assert head_lines(body) == _expected(body)[:200]
+    for stream in (io.BytesIO(body), io.BufferedReader(io.BytesIO(body))):  # peeked, then read from the start
+        assert peek_head(stream, 100) == body[:100] and stream.read() == body
     assert head_lines("Name,Type\r\n算子,MatMul\r\n".encode("gb18030")) == ["Name,Type", "算子,MatMul"]
     assert head_lines(b"") == []
 

@@ -10,6 +10,7 @@ line cannot take all memory.
 from __future__ import annotations
 
 import codecs
+import io
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
@@ -19,6 +20,7 @@ from diagnose.ingest.decode import decode, is_binary, split_lines
 
 CHUNK_BYTES = 8 * 1024 * 1024
 MAX_LINE = 16 * 1024 * 1024
+_ONE_READ_MAX = 256 * 1024 * 1024  # tables up to this size are read in one call (read_table)
 _READER_MIN = 1024 * 1024  # blocks this large are split by polars' CSV reader (see _split_utf8)
 
 
@@ -55,11 +57,9 @@ def _split(text: str, sep: str) -> pl.Series:
 
 
 def iter_line_chunks(stream: BinaryIO, info: TextInfo, chunk_bytes: int = CHUNK_BYTES,
-                     max_line: int = MAX_LINE, first: bytes | None = None) -> Iterator[pl.Series]:
-    """Yield the file's lines as string Series, chunk by chunk (complete lines only), without line ends.
-    ``first``: the stream's first chunk when the caller has already read it (to sniff the file)."""
-    if first is None:
-        first = stream.read(chunk_bytes)
+                     max_line: int = MAX_LINE) -> Iterator[pl.Series]:
+    """Yield the file's lines as string Series, chunk by chunk (complete lines only), without line ends."""
+    first = stream.read(chunk_bytes)
     info.bytes = len(first)
     if not first:
         return
@@ -131,31 +131,50 @@ def _utf8_line_chunks(stream: BinaryIO, first: bytes, info: TextInfo, chunk_byte
         yield pl.Series("text", [carry.decode("utf-8", errors="replace")], dtype=pl.String)
 
 
-def head_lines(first: bytes, limit: int = 200, prefix: int = 256 * 1024) -> list[str]:
-    """The first ``limit`` lines of a file's first chunk, decoded as the reader would, to sniff its kind."""
-    head = first[:prefix]
-    if len(first) > prefix and (cut := head.rfind(b"\n")) > 0:
+HEAD_BYTES = 256 * 1024  # what the kind is sniffed from: 200 lines of up to 1.3 KB
+
+
+def peek_head(stream: BinaryIO, size: int = HEAD_BYTES) -> bytes:
+    """Up to ``size`` first bytes of ``stream``, left unread: the kind decides how the file is read."""
+    peek = getattr(stream, "peek", None)
+    if peek is not None:  # a buffered file: its first buffer (the walk's streams buffer 1 MB)
+        return peek(size)[:size]
+    at = stream.tell()
+    head = stream.read(size)
+    stream.seek(at)
+    return head
+
+
+def head_lines(head: bytes, limit: int = 200) -> list[str]:
+    """The first ``limit`` lines of ``head`` (``peek_head``), decoded as the reader would, to sniff the kind.
+    A head as long as HEAD_BYTES may end inside a line: that piece is left out."""
+    if len(head) >= HEAD_BYTES and (cut := head.rfind(b"\n")) > 0:
         head = head[:cut]
     text, _ = decode(head)
     return [line.rstrip("\r") for line in split_lines(text)[:limit]]
 
 
-def read_table(stream: BinaryIO, info: TextInfo, first: bytes,
+def read_table(stream: BinaryIO, info: TextInfo, size: int | None = None,
                chunk_bytes: int = CHUNK_BYTES) -> tuple[pl.Series, bytes | None]:
     """A whole file that is parsed whole (tables, JSON): (its lines, its bytes when they are UTF-8 text).
 
-    A UTF-8 file is read as bytes and split once, and its bytes are returned for readers that take them
-    directly (polars' CSV reader); any other text goes through ``iter_line_chunks`` and returns no bytes."""
-    decoder_label = _utf8_label(first)
-    if decoder_label is None or is_binary(first) or (b"\n" not in first and b"\r" in first):
-        parts = list(iter_line_chunks(stream, info, chunk_bytes, first=first))
+    A UTF-8 file is read as bytes (in one read when its ``size`` is known: no blocks to join) and split
+    once, and its bytes are returned for readers that take them directly (polars' CSV reader); any other
+    text goes through ``iter_line_chunks`` and returns no bytes."""
+    # One read for a file of known size (the reader's budget checks come per read: only up to a bound).
+    first = size + 1 if size is not None and size < _ONE_READ_MAX else chunk_bytes
+    data = stream.read(first)
+    if len(data) == first:  # more to come: unknown or large size, or the file grew
+        blocks = [data]
+        while raw := stream.read(chunk_bytes):
+            blocks.append(raw)
+        data = b"".join(blocks)
+        del blocks
+    label = _utf8_label(data)
+    if label is None or is_binary(data) or (b"\n" not in data and b"\r" in data):
+        parts = list(iter_line_chunks(io.BytesIO(data), info, chunk_bytes))
         return (pl.concat(parts) if parts else pl.Series("text", [], pl.String)), None
-    blocks = [first]
-    while raw := stream.read(chunk_bytes):
-        blocks.append(raw)
-    data = b"".join(blocks) if len(blocks) > 1 else first
-    del blocks
-    info.bytes, info.encoding = len(data), decoder_label
+    info.bytes, info.encoding = len(data), label
     if not data:
         return pl.Series("text", [], pl.String), data
     lines = _split_utf8(data if data.endswith(b"\n") else data + b"\n")
@@ -163,12 +182,14 @@ def read_table(stream: BinaryIO, info: TextInfo, first: bytes,
     return lines, data
 
 
-def _utf8_label(first: bytes) -> str | None:
-    """The label ``_choose_decoder`` gives a UTF-8 chunk without BOM; None for any other encoding."""
-    if first.isascii():
+def _utf8_label(data: bytes) -> str | None:
+    """The label ``_choose_decoder`` gives UTF-8 text without BOM (it looks at the first chunk); None for
+    any other encoding."""
+    if data.isascii():
         return "utf-8"
-    if first.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return None
+    first = data[:CHUNK_BYTES]
     _, name = decode(first[:-4] if len(first) > 4 else first)
     if name == "utf-8":
         return name
@@ -177,7 +198,6 @@ def _utf8_label(first: bytes) -> str | None:
 
 def _split_utf8(block: bytes) -> pl.Series:
     """Lines of ``block`` (which ends with LF), one row each, empty lines included."""
-    expected = block.count(b"\n")
     # NUL is the reader's field separator: such a block takes the Python path, and so does a small block
     # (the reader's start-up cost per call would dominate a bundle of many small files).
     if len(block) >= _READER_MIN and b"\x00" not in block:
@@ -186,12 +206,23 @@ def _split_utf8(block: bytes) -> pl.Series:
                                 infer_schema=False, encoding="utf8-lossy", eol_char="\n")["text"]
         except Exception:  # noqa: BLE001 - any reader quirk: the Python path below is always right
             lines = None
-        if lines is not None and lines.len() == expected:
+        if lines is not None:
             lines = lines.fill_null("").alias("text")
-            # The reader drops one CR before LF; a CR left anywhere is rare, so only then scan every line.
-            return lines.str.strip_chars_end("\r") if b"\r" in block else lines
+            has_cr = b"\r" in block
+            if _every_line(lines, block, has_cr):
+                # The reader drops one CR before LF; a CR left anywhere is rare, so only then scan every line.
+                return lines.str.strip_chars_end("\r") if has_cr else lines
     # CR before LF goes either way (polars' reader drops it), so the line is the same whichever path ran.
     return _split(block[:-1].decode("utf-8", errors="replace"), "\n").str.strip_chars_end("\r")
+
+
+def _every_line(lines: pl.Series, block: bytes, has_cr: bool) -> bool:
+    """Did the reader return each line of ``block``, as written? Without CR (which the reader may drop)
+    and invalid bytes (which become 3-byte U+FFFD), the lines and an LF each add up to the block exactly:
+    a sum over the rows, much cheaper than counting LFs in the bytes, which is the check otherwise."""
+    if not has_cr and lines.str.len_bytes().sum() + lines.len() == len(block):
+        return True
+    return lines.len() == block.count(b"\n")
 
 
 def _choose_decoder(first: bytes):
