@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import io
-import os
 import random
 import sys
 import tarfile

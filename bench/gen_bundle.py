@@ -67,7 +67,7 @@ def vllm_lines(rng: random.Random, node: int, budget: int, plant: bool):
         if i % 997 == 0:
             block.append(f"{api} WARNING {t:%m-%d %H:%M:%S} [protocol.py:60] The following fields were present in the request but ignored: {{'stream_options'}}")
         if plant and node == 0 and i == 1800:
-            w = f"(EngineCore_DP0 pid=3281207) (Worker_TP3_EP3 pid=3281220)"
+            w = "(EngineCore_DP0 pid=3281207) (Worker_TP3_EP3 pid=3281220)"
             block += [
                 f"{w} ERROR {t:%m-%d %H:%M:%S} [multiproc_executor.py:585] Traceback (most recent call last):",
                 f"{w} ERROR {t:%m-%d %H:%M:%S} [multiproc_executor.py:585]   File \"/vllm-workspace/vllm-ascend/vllm_ascend/worker/model_runner_v1.py\", line 1880, in execute_model",

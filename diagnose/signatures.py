@@ -357,7 +357,7 @@ def starter_rule(signature: str, example_text: str, example_message: str, *, sou
     short = signature if len(signature) <= 80 else signature[:77] + "..."
     kind = source if source and source != "unknown" else None
     lines = [
-        f"# Starter rule written by `diagnose rules new` from the signature:",
+        "# Starter rule written by `diagnose rules new` from the signature:",
         f"#   {signature}",
         "# Fill in the TODOs (title, what it means, what to do), check the regex, then move it into your rules folder.",
         f"id = {_toml_str(rule_id)}",

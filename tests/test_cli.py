@@ -13,7 +13,6 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-import pytest
 
 from conftest import SAMPLES, run_cli, run_json
 

@@ -4,7 +4,6 @@ starter rules (`diagnose rules new`) and the baseline "new" marking (diagnose/si
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import polars as pl
 import pytest

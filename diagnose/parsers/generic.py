@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from diagnose.model import conform_records, empty_signals
+from diagnose.model import conform_records
 from diagnose.parsers.cann import block_signals
 from diagnose.parsers.common import FileContext, code_expr, full_date_expr, group_events
 

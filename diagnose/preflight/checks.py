@@ -177,7 +177,6 @@ def _launch_facts(card: ModelCard | None, launch: Launch, table: pl.DataFrame | 
     f.append(Fact("mtp_enabled", int(launch.mtp_enabled), mtp_note))
     if launch.num_spec_tokens:
         f.append(Fact("num_speculative_tokens", launch.num_spec_tokens))
-    quantized = card is not None and (card.quant_desc is not None or bool(card.quant_method))
     if launch.engine == "vllm":
         f.append(Fact("quantization", launch.quantization or "none", "--quantization"))
         if card is not None and card.quant_desc is not None:
