@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import regex
+import re
 
 # Folder names that collectors and people use for one machine of a cluster.
-_NODE_DIR = regex.compile(
+_NODE_DIR = re.compile(
     r"""^(?:
         (?:node|host|worker|server|machine)(?:[-_.][A-Za-z0-9][\w.-]*|\d[\w.-]*)       # node-1, host_a, worker3
       | \d{1,3}(?:\.\d{1,3}){3}                                                        # 10.0.0.12
       | \d{1,3}(?:_\d{1,3}){3}                                                         # 10_0_0_12
       | [A-Za-z][\w-]*?-(?:node|host)[-_]?\d+                                            # dsr1-node-0
     )$""",
-    regex.IGNORECASE | regex.VERBOSE,
+    re.IGNORECASE | re.VERBOSE,
 )
 
 

@@ -7,7 +7,7 @@ is classified by what most of it is; its parser keeps the other lines as raw rec
 
 from __future__ import annotations
 
-import regex
+import re
 
 _SAMPLE_LINES = 200
 
@@ -89,8 +89,8 @@ KINDS: dict[str, tuple[str | None, str | None]] = {
     ),
 }
 
-_NAME = {k: regex.compile(n) for k, (n, _) in KINDS.items() if n}
-_HEAD = {k: regex.compile(h) for k, (_, h) in KINDS.items() if h}
+_NAME = {k: re.compile(n) for k, (n, _) in KINDS.items() if n}
+_HEAD = {k: re.compile(h) for k, (_, h) in KINDS.items() if h}
 
 
 def sniff(name: str, lines: list[str]) -> str:

@@ -11,7 +11,7 @@ The weekly analysis (window differences, placement) is ``diagnose expert-load``.
 from __future__ import annotations
 
 import polars as pl
-import regex
+import re
 
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.common import FileContext
@@ -19,7 +19,7 @@ from diagnose.parsers.common import FileContext
 KIND = "expert-hotspot"
 
 ROW = r"^\s*\d+(?:\s*,\s*\d+)+\s*$"
-NAME = regex.compile(r"(prefill|decode)_(\d+)\.csv$", regex.IGNORECASE)
+NAME = re.compile(r"(prefill|decode)_(\d+)\.csv$", re.IGNORECASE)
 PREFERRED = (58, 59, 61, 60, 57)
 
 
