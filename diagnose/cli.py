@@ -125,6 +125,7 @@ def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, reda
         until=_parse_time(until, "--until"),
         lang=lang or _default_lang(),
         baseline=baseline,
+        timeline=fmt == "html",
     )
     try:
         from diagnose.ingest.budget import parse_budget

@@ -53,6 +53,7 @@ class Options:
     select: dict[str, str] = field(default_factory=dict)  # kind -> raw-line pattern (prefilter_patterns)
     periodic: list[Condition] | None = None  # threshold rules on periodic metrics (diagnose/series.py)
     baseline: str | None = None  # --baseline: earlier run folder/file, TOML of expected numbers, JSON report
+    timeline: bool = True  # build Report.timeline (only the html page draws it)
 
 
 @dataclass
@@ -541,7 +542,7 @@ def diagnose_parsed(parsed: Parsed, rules: list[Rule], rule_errors: list[str], o
         findings = find_root_cause(findings, rules, parsed.records, parsed.signals, options.lang)
     except Exception as exc:  # noqa: BLE001 - report it, keep the ranked findings
         run_errors.append(f"root cause across ranks failed: {type(exc).__name__}: {exc}")
-    timeline = _timeline(parsed, findings, run_errors)
+    timeline = _timeline(parsed, findings, run_errors) if options.timeline else None
     unrecognised, more, new = _unrecognised(parsed, findings, rules, options, run_errors)
     return Report(
         unrecognised=unrecognised,

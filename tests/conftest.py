@@ -15,6 +15,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _catalog_cache_in_tmp(tmp_path_factory):
+    # The parsed rule catalog is cached for the suite's runs, not in the user's home (engine/catalog_cache.py).
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DIAGNOSE_CACHE_DIR", str(tmp_path_factory.mktemp("catalog-cache")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def catalog():
     rules, errors = load_rules([builtin_rules_dir()])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from diagnose.engine import builtin_rules_dir, load_rules
@@ -14,6 +16,33 @@ RULES, ERRORS = load_rules([builtin_rules_dir()])
 def test_catalog_loads_without_errors():
     # Loaded without `trusted`, so every pattern is compiled here: a run trusts the built-in catalog.
     assert not ERRORS, [str(e) for e in ERRORS]
+
+
+def _as_dicts(rules):
+    return [vars(r) | {"tests": [vars(t) for t in r.tests]} for r in rules]
+
+
+def test_the_cached_catalog_is_the_catalog(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIAGNOSE_CACHE_DIR", str(tmp_path))
+    trusted = builtin_rules_dir()
+    first, _ = load_rules([trusted], trusted=trusted)  # parses the TOML and writes the cache
+    cached = list(tmp_path.glob("rules-*.json"))
+    second, errors = load_rules([trusted], trusted=trusted)  # reads the cache
+    assert len(cached) == 1 and not errors
+    assert _as_dicts(first) == _as_dicts(second) == _as_dicts(RULES)
+    cached[0].write_text("{not json")  # a broken cache is parsed again and rewritten
+    assert _as_dicts(load_rules([trusted], trusted=trusted)[0]) == _as_dicts(RULES)
+    assert json.loads(cached[0].read_text())
+
+
+def test_the_catalog_cache_can_be_off_or_unwritable(tmp_path, monkeypatch):
+    trusted = builtin_rules_dir()
+    monkeypatch.setenv("DIAGNOSE_CACHE_DIR", "")
+    assert _as_dicts(load_rules([trusted], trusted=trusted)[0]) == _as_dicts(RULES)
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("")
+    monkeypatch.setenv("DIAGNOSE_CACHE_DIR", str(blocked / "cache"))
+    assert _as_dicts(load_rules([trusted], trusted=trusted)[0]) == _as_dicts(RULES)
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
@@ -108,3 +137,19 @@ def test_consequence_points_to_its_cause_and_ranks_after_it(tmp_path):
     assert "起因" in zh and "QNT001" in zh
     flat = "".join(ch for ch in zh if ch not in " \n│")
     assert BY_ID["QNT001"].title["zh"][:8] in flat
+
+
+def test_an_edited_rule_is_parsed_again_not_taken_from_the_cache(tmp_path, monkeypatch):
+    import shutil
+
+    monkeypatch.setenv("DIAGNOSE_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "rules"
+    shutil.copytree(builtin_rules_dir(), folder)
+    before, _ = load_rules([folder], trusted=folder)
+    path = next(folder.rglob("KV001.*.toml"))
+    path.write_text(path.read_text().replace('\ntitle.en = "', '\ntitle.en = "Edited: ', 1))
+    after, errors = load_rules([folder], trusted=folder)
+    assert not errors
+    titles = {r.id: r.title["en"] for r in after}
+    assert titles["KV001"].startswith("Edited: ")
+    assert {r.id: r.title["en"] for r in before}["KV001"] == titles["KV001"][len("Edited: "):]

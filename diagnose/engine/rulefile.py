@@ -15,6 +15,7 @@ from typing import Any
 
 import polars as pl
 
+from diagnose.engine.catalog_cache import parsed_tomls
 from diagnose.model import CATEGORIES, SEVERITIES
 
 LANGS = ("en", "zh")
@@ -323,9 +324,14 @@ def load_rules(dirs: list[Path], trusted: Path | None = None) -> tuple[list[Rule
         else:
             errors.append(RuleError(str(folder), "", "no such rule file or folder"))
             continue
+        builtin = trusted is not None and folder.is_dir() and folder == trusted
+        cached = parsed_tomls(files) if builtin else None  # see catalog_cache.py
         for path in files:
             try:
-                rule = load_rule(path, check_patterns=trusted is None or not path.is_relative_to(trusted))
+                if cached is not None:
+                    rule = rule_from_dict(cached[path], str(path), path.parent, check_patterns=False)
+                else:
+                    rule = load_rule(path, check_patterns=trusted is None or not path.is_relative_to(trusted))
             except RuleError as exc:
                 errors.append(exc)
                 continue

@@ -1,0 +1,79 @@
+"""The built-in rule catalog's TOML, parsed once per content and kept as JSON in the user's cache folder.
+
+Parsing some ninety rule files with their fixtures takes tomllib about 35 ms, a third of a small run's fixed
+cost; loading the same data as JSON takes 2 ms. The cache is keyed by a hash of every file's path and bytes,
+so an edited rule is parsed again; it is best effort: a cache that cannot be read or written is ignored.
+``DIAGNOSE_CACHE_DIR`` moves it (default ``$XDG_CACHE_HOME/diagnose``, else ``~/.cache/diagnose``); set it
+to an empty value to turn it off. Only the built-in catalog is cached: a user's rule files are read every run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tomllib
+from pathlib import Path
+
+_PREFIX = "rules-"
+
+
+def cache_dir() -> Path | None:
+    given = os.environ.get("DIAGNOSE_CACHE_DIR")
+    if given is not None:
+        return Path(given) if given else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "diagnose"
+
+
+def parsed_tomls(files: list[Path]) -> dict[Path, dict] | None:
+    """Each file's TOML data, from the cache when its contents are unchanged; None when a file cannot be
+    read or parsed (the caller then loads file by file and reports the error) or the cache is off."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    try:
+        blobs = [path.read_bytes() for path in files]
+    except OSError:
+        return None
+    digest = hashlib.sha256(f"{sys.version_info[:2]}".encode())
+    for path, blob in zip(files, blobs):
+        digest.update(f"\0{path}\0{len(blob)}\0".encode())
+        digest.update(blob)
+    target = folder / f"{_PREFIX}{digest.hexdigest()[:32]}.json"
+    try:
+        data = json.loads(target.read_bytes())
+        if isinstance(data, list) and len(data) == len(files):
+            return dict(zip(files, data))
+    except (OSError, ValueError):
+        pass
+    try:
+        data = [tomllib.loads(blob.decode("utf-8")) for blob in blobs]
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    _store(folder, target, data)
+    return dict(zip(files, data))
+
+
+def _store(folder: Path, target: Path, data: list[dict]) -> None:
+    """Write atomically (a concurrent run reads the old file or the new one) and drop older catalogs."""
+    import tempfile
+
+    tmp = None
+    try:
+        text = json.dumps(data, ensure_ascii=False)
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+        tmp = None
+        for old in folder.glob(f"{_PREFIX}*.json"):
+            if old != target:
+                old.unlink(missing_ok=True)
+    except (OSError, TypeError, ValueError):  # read-only home, full disk, a value JSON cannot hold
+        pass
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
