@@ -305,3 +305,12 @@ def test_op_statistic_core_type_and_mc2_exclusion():
     assert not msg(records, 3).startswith("AI_CPU")  # MC2 dispatch on the AI CPU is by design
     share = sig(signals, "aicpu_time_share_pct")
     assert share["value"][0] == pytest.approx(100 * 3700 / 68800) and share["line"][0] == 4
+
+
+def test_profiler_output_is_known_by_its_name_alone():
+    from diagnose.ingest.sniff import sniff
+
+    vllm_line = "(APIServer pid=1) INFO 09-03 10:00:00 [api_server.py:1] Starting vLLM API server"
+    assert sniff("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", [vllm_line]) == "profiler"
+    assert sniff("PROF_1/mindstudio_profiler_output/op_summary_20250707.csv", []) == "profiler"
+    assert sniff("logs/kernel_details_notes.txt", [vllm_line]) == "vllm"

@@ -2,7 +2,8 @@
 
 Each kind has a name pattern and a line-head pattern; the kind whose heads match the most of the first
 lines wins, and the name breaks ties. A mixed stream (a daemon's stdout tee'd with ATB and CANN lines)
-is classified by what most of it is; its parser keeps the other lines as raw records.
+is classified by what most of it is; its parser keeps the other lines as raw records. Profiler output
+(kernel_details.csv, trace_view.json, ...) is known by its name alone.
 """
 
 from __future__ import annotations
@@ -98,6 +99,10 @@ def sniff(name: str, lines: list[str]) -> str:
     base = name.replace("\\", "/").rsplit("/", 1)[-1].rsplit("!", 1)[-1]
     if base.lower().endswith(".gz"):
         base = base[:-3]
+    if _NAME["profiler"].search(base):
+        # Profiler output names are the profiler's own, and its CSV/JSON has no line head to weigh: the name
+        # decides (and the head scan of 200 long CSV rows, 10 ms a file, is skipped).
+        return "profiler"
     sample = lines[:_SAMPLE_LINES]
     scores = {kind: sum(1 for ln in sample if pat.search(ln)) for kind, pat in _HEAD.items()}
     best = max(scores.values(), default=0)
