@@ -13,6 +13,7 @@ PATH...`` and ``diagnose -- PATH...`` always read paths.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from datetime import datetime
@@ -43,6 +44,16 @@ def _parse_time(value: str | None, name: str) -> datetime | None:
         except ValueError:
             continue
     raise click.BadParameter(f"{value!r} is not a time like 2025-07-01 or '2025-07-01 09:30:00'", param_hint=name)
+
+
+def run() -> None:
+    """The console entry point (and ``python -m diagnose``): ``main``, then an exit without Python's last
+    collection, which would walk every object of polars and of the run (30-40 ms, a tenth of a small run)
+    when the process is about to give all its memory back anyway."""
+    try:
+        main()
+    finally:
+        gc.freeze()
 
 
 class DiagnoseGroup(click.Group):
