@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import polars as pl
 
@@ -67,21 +67,34 @@ class Parsed:
     series: pl.DataFrame | None = None  # every periodic metric row, compact (diagnose/series.py)
 
 
+class _Taken(NamedTuple):
+    """What one file (or one batch of small files) gave, and its place in the walk."""
+
+    place: int
+    records: pl.DataFrame
+    stamps: pl.DataFrame
+    signals: pl.DataFrame
+    series: pl.DataFrame
+    infos: list[InputFile]
+    mtimes: list[datetime | None]
+
+
 def read_inputs(paths: list[str], options: Options, progress: Progress | None = None) -> Parsed:
     return parse_sources(iter_sources(paths, options.budget), options, progress)
 
 
 def parse_sources(sources, options: Options, progress: Progress | None = None) -> Parsed:
     # Everything a file gives is filed under its place in the walk and put in that order at the end, so the
-    # report is the same whichever way the files were parsed (batched, in a worker, or here).
-    parts: list[tuple[int, tuple]] = []  # (place, (records, stamps, signals, series, infos, mtimes))
+    # report is the same whichever way the files were parsed (in a worker or here). A batch of small files
+    # takes the place of the file that filled it.
+    taken: list[_Taken] = []
     skipped: list[tuple[int, Skipped]] = []
     file_errors: dict[int, list[str]] = {}
     batch = _SmallFiles(options, [])
 
     def take(place, records, stamps, signals, series, info, mtime):
         infos, mtimes = (info, mtime) if isinstance(info, list) else ([info], [mtime])
-        parts.append((place, (records, stamps, signals, series, infos, mtimes)))
+        taken.append(_Taken(place, records, stamps, signals, series, infos, mtimes))
         if progress:
             for one in infos:
                 progress(one.bytes, one.path)
@@ -141,13 +154,13 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
     flush_batch(place + 1)
-    parts.sort(key=lambda part: part[0])
-    record_parts = [p[1][0] for p in parts]
-    stamp_parts = [p[1][1] for p in parts if p[1][1].height]
-    signal_parts = [p[1][2] for p in parts]
-    series_parts = [p[1][3] for p in parts if p[1][3].height]
-    inputs: list[InputFile] = [one for p in parts for one in p[1][4]]
-    file_rows = [(one.path, when) for p in parts for one, when in zip(p[1][4], p[1][5])]
+    taken.sort(key=lambda t: t.place)
+    record_parts = [t.records for t in taken]
+    stamp_parts = [t.stamps for t in taken if t.stamps.height]
+    signal_parts = [t.signals for t in taken]
+    series_parts = [t.series for t in taken if t.series.height]
+    inputs = [one for t in taken for one in t.infos]
+    file_rows = [(one.path, when) for t in taken for one, when in zip(t.infos, t.mtimes)]
     errors = [e for _, errs in sorted(file_errors.items()) for e in errs]
     skipped_files = [s for _, s in sorted(skipped, key=lambda x: x[0])]
     records = pl.concat(record_parts, how="diagonal_relaxed") if record_parts else empty_records()
