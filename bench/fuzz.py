@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from diagnose.ingest.budget import Budget  # noqa: E402
 from diagnose.ingest.walk import ARCHIVE_ERRORS, SourceFile, _iter_tar, _iter_zip, _Ratio  # noqa: E402
 from diagnose.model import Skipped  # noqa: E402
-from diagnose.parsers import PARSERS, generic  # noqa: E402
+from diagnose.parsers import registry  # noqa: E402
 from diagnose.parsers.common import FileContext, lines_frame  # noqa: E402
 from diagnose.pipeline import Options, parse_sources  # noqa: E402
 
@@ -78,8 +78,8 @@ def one_input(data: bytes) -> None:
             parse_sources(files[:20], Options())
     # 3. Lines through every parser.
     text = data.decode("utf-8", errors="replace").split("\n")[:200]
-    for kind in sorted(set(PARSERS) | {"unknown"}):
-        parse = PARSERS.get(kind, generic.parse)
+    for kind in registry.names():
+        parse = registry.parser_for(kind)
         records, _ = parse(lines_frame(text), FileContext(f"x/{kind}.log", None, kind, None))
         if kind in ("vllm", "mindie", "plog", "unknown") and records.height != len(text):
             raise AssertionError(f"{kind}: {records.height} records for {len(text)} lines")

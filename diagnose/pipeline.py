@@ -17,12 +17,10 @@ import polars as pl
 from diagnose.engine import Rule, builtin_rules_dir, load_rules, run_rules
 from diagnose.ingest.budget import Budget, SkipFile
 from diagnose.ingest.lines import TextInfo, head_lines, iter_line_chunks, peek_head, read_table
-from diagnose.ingest.sniff import sniff
 from diagnose.ingest.walk import SourceFile, iter_sources
 from diagnose.model import RECORD_SCHEMA, InputFile, Report, Skipped, compact_strings, empty_records, empty_signals
-from diagnose.parsers import PREFILTERS, parser_for
+from diagnose.parsers import registry
 from diagnose.parsers.common import FileContext, clean_lines, raw_lines_frame
-from diagnose.parsers.versions import derive_signals
 from diagnose.rank import rank_findings
 from diagnose.series import Condition, empty_series
 from diagnose.series import conditions as series_conditions
@@ -35,10 +33,6 @@ Progress = Callable[[int, str], None]
 # each query on every core: on two cores a second file only competes with the first (measured: the same
 # wall time, 15% more CPU), so files are parsed two at a time only from four cores on.
 WORKERS = 2 if (os.cpu_count() or 1) >= 4 else 1
-
-# Kinds whose parsers work line by line: read and parsed in chunks, in bounded memory.
-LINE_KINDS = frozenset({"vllm", "mindie", "plog", "unknown"})
-
 
 @dataclass
 class Options:
@@ -187,19 +181,11 @@ def parse_sources(sources, options: Options, progress: Progress | None = None) -
             records = pl.concat([records, *extra_records], how="vertical_relaxed")
             signals = pl.concat([signals, *extra_signals], how="vertical_relaxed")
             inputs += extra_inputs
-    signals = derive_signals(signals)  # bundle-level version facts (driver x CANN per node)
-    try:  # vLLM values computed from others: per-position decay, DP imbalance, drift (diagnose/parsers/vllm.py)
-        from diagnose.parsers.vllm import derived_signals
-
-        signals = pl.concat([signals, derived_signals(signals, series)], how="vertical_relaxed")
-    except Exception as exc:  # noqa: BLE001 - report it, keep the parsed signals
-        errors.append(f"derived vLLM signals failed: {type(exc).__name__}: {exc}")
-    try:  # profiler analyses across files (ranks in separate folders); see diagnose/parsers/profiling.py
-        from diagnose.parsers.profiling import cross_file_signals
-
-        signals = cross_file_signals(signals)
-    except Exception as exc:  # noqa: BLE001 - report it, keep the per-file signals
-        errors.append(f"profiler cross-file analysis failed: {type(exc).__name__}: {exc}")
+    for kind, bundle_pass in registry.bundle_passes():  # values computed across files (each kind's own)
+        try:
+            signals = bundle_pass(signals, series)
+        except Exception as exc:  # noqa: BLE001 - report it, keep the parsed signals
+            errors.append(f"{kind} bundle pass failed: {type(exc).__name__}: {exc}")
     if options.since or options.until:
         records = _window(records, options)
         signals = _window(signals, options)
@@ -251,9 +237,8 @@ def _mtime(value: float | None) -> datetime | None:
 
 
 # Line-oriented files up to this size are parsed together, many per query (see _SmallFiles). Only kinds
-# whose parsers take nothing from the file's name: the plog parser reads the pid and device from it.
+# whose parsers take nothing from the file's name (``batchable``): the plog parser reads the pid from it.
 SMALL_FILE = 256 * 1024
-BATCH_KINDS = frozenset({"vllm", "mindie", "unknown"})
 
 
 class _SmallFiles:
@@ -342,13 +327,13 @@ def _parse_one(src: SourceFile, options: Options, errors: list[str], batch: _Sma
     whole: tuple[pl.Series, bytes | None] | None = None
     try:
         with src.open() as stream:
-            kind = options.kind or sniff(src.rel or src.path, head_lines(peek_head(stream)))
+            kind = options.kind or registry.sniff(src.rel or src.path, head_lines(peek_head(stream)))
             ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=_mtime(src.mtime))
-            if kind not in LINE_KINDS:  # tables and JSON are parsed whole
+            if not registry.line_oriented(kind):  # tables and JSON are parsed whole
                 whole = read_table(stream, info, src.size)
             else:
                 for lines in iter_line_chunks(stream, info):
-                    if (batch is not None and kind in BATCH_KINDS and src.size is not None
+                    if (batch is not None and registry.get(kind).batchable and src.size is not None
                             and src.size <= SMALL_FILE and next_line == 1):
                         small = lines  # a small file arrives as one chunk: batched below
                         next_line += lines.len()
@@ -402,9 +387,9 @@ def _select(frame: pl.DataFrame, kind: str, options: Options) -> pl.DataFrame:
     that match neither the kind's signal hints nor the rules' combined pattern. Lines that do not look
     well-formed are always parsed (they are the raw records and traceback bodies), and so is the line just
     above each of them (the record that opens a traceback or a table)."""
-    if options.keep is None or kind not in PREFILTERS:
+    head, hints = registry.well_formed(kind), registry.get(kind).hints
+    if options.keep is None or head is None or hints is None:
         return frame
-    head, hints = PREFILTERS[kind]
     wanted = options.select.get(kind)
     text = pl.col("text")
     # Two scans, evaluated in parallel: "not well-formed" and "wanted" (hints and rules in one alternation).
@@ -422,10 +407,10 @@ def _select(frame: pl.DataFrame, kind: str, options: Options) -> pl.DataFrame:
 
 def _parse_chunk(frame: pl.DataFrame, ctx: FileContext, errors: list[str]):
     # Tables, JSON and tool output carry no colour codes, and the reader already cut every line end.
-    if ctx.kind in LINE_KINDS:
+    if registry.line_oriented(ctx.kind):
         frame = clean_lines(frame)
     try:
-        return parser_for(ctx.kind)(frame, ctx)
+        return registry.parser_for(ctx.kind)(frame, ctx)
     except Exception as exc:  # a parser bug must not lose the file: keep it as raw lines and say so
         errors.append(f"parser {ctx.kind} failed on {ctx.path}: {type(exc).__name__}: {exc}")
         from diagnose.parsers import generic
@@ -467,7 +452,7 @@ def _split(signals: pl.DataFrame, options: Options) -> tuple[pl.DataFrame, pl.Da
     """(the signals rules see, the periodic series); without rule-driven retention, rules see everything."""
     if options.periodic is None:
         return signals, empty_series()
-    kept, series = split_series(signals, options.periodic)
+    kept, series = split_series(signals, options.periodic, registry.periodic_signals())
     return compact_strings(kept), series
 
 
@@ -485,14 +470,14 @@ def use_rules(options: Options, rules: list[Rule]) -> None:
     """Set the record filters that keep memory bounded to what these rules can use."""
     options.keep = retention_filter(rules)
     options.select = prefilter_patterns(rules)
-    options.periodic = series_conditions(rules)
+    options.periodic = series_conditions(rules, registry.periodic_signals())
 
 
 def prefilter_patterns(rules: list[Rule]) -> dict[str, str]:
     """Per line-oriented kind: one alternation of the levels worth keeping and every rule regex that can
     read that kind, run on raw lines before parsing."""
     out = {}
-    for kind in PREFILTERS:
+    for kind in (k.name for k in registry.KINDS if k.line_heads and k.hints):
         usable = [r for r in rules if not r.sources or kind in r.sources]
         combined = _combined_pattern(usable)
         out[kind] = _LEVEL_WORDS + (f"|{combined}" if combined else "")
@@ -569,6 +554,7 @@ def diagnose_parsed(parsed: Parsed, rules: list[Rule], rule_errors: list[str], o
         rules_checked=[r.brief(options.lang) for r in rules],
         signals=parsed.signals,
         series=parsed.series,
+        panels=[(p.title, p.unit, p.signals) for p in registry.panels()],
         timeline=timeline,
     )
 

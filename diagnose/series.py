@@ -16,13 +16,18 @@ about a dozen signal rows per line, most of a long log's signals. As ordinary si
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import polars as pl
 
 from diagnose.model import SIGNAL_SCHEMA
-from diagnose.parsers.vllm import PERIODIC_SIGNALS
+
+# Source kind -> the signals it prints every interval (``SourceKind.periodic``; the pipeline passes the
+# registry's). The series frame says itself which source its rows come from, so readers need no spec.
+Periodic = Mapping[str, frozenset[str]]
 
 SERIES_SCHEMA: dict[str, pl.DataType] = {
+    "source": pl.Categorical,
     "file": pl.Categorical,
     "line": pl.UInt32,
     "node": pl.Categorical,
@@ -31,7 +36,6 @@ SERIES_SCHEMA: dict[str, pl.DataType] = {
     "signal": pl.Categorical,
     "value": pl.Float64,
 }
-SOURCE = "vllm"  # the only parser that emits periodic signals
 FIRST_LINES = 3  # per engine and signal in each chunk
 
 
@@ -44,31 +48,35 @@ class Condition:
     also: tuple[tuple[str, pl.Expr], ...] = ()
 
 
-def conditions(rules) -> list[Condition]:
+def conditions(rules, periodic: Periodic) -> list[Condition]:
     from diagnose.engine.select import signal_condition
 
+    names = set().union(*periodic.values()) if periodic else set()
     out = []
     for rule in rules:
         m = rule.match
-        if m.get("kind") != "threshold" or m.get("signal") not in PERIODIC_SIGNALS:
+        if m.get("kind") != "threshold" or m.get("signal") not in names:
             continue
         also = tuple((a["signal"], signal_condition(a)) for a in m.get("also", []) if isinstance(a, dict) and "signal" in a)
         out.append(Condition(m["signal"], signal_condition(m), also))
     return out
 
 
-def periodic_rows() -> pl.Expr:
+def periodic_rows(periodic: Periodic) -> pl.Expr:
     """The signal rows that belong in the series."""
-    return pl.col("signal").is_in(sorted(PERIODIC_SIGNALS)) & (pl.col("source") == SOURCE)
+    cond = pl.lit(False)
+    for source, names in sorted(periodic.items()):
+        cond = cond | (pl.col("signal").is_in(sorted(names)) & (pl.col("source") == source))
+    return cond
 
 
 def empty_series() -> pl.DataFrame:
     return pl.DataFrame(schema=SERIES_SCHEMA)
 
 
-def split(signals: pl.DataFrame, conds: list[Condition]) -> tuple[pl.DataFrame, pl.DataFrame]:
+def split(signals: pl.DataFrame, conds: list[Condition], spec: Periodic) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(signals rules scan: all non-periodic rows and the periodic rows of kept lines, the chunk's series)."""
-    periodic = periodic_rows()
+    periodic = periodic_rows(spec)
     rows = signals.filter(periodic)
     if rows.height == 0:
         return signals, empty_series()
@@ -101,23 +109,29 @@ def to_signals(series: pl.DataFrame | None) -> pl.DataFrame:
     if series is None or series.height == 0:
         return pl.DataFrame(schema=SIGNAL_SCHEMA)
     return series.select(
-        pl.col("file").cast(pl.String), "line", pl.lit(SOURCE).alias("source"), pl.col("node").cast(pl.String),
+        pl.col("file").cast(pl.String), "line", pl.col("source").cast(pl.String), pl.col("node").cast(pl.String),
         "ts", pl.col("engine").cast(pl.String), pl.col("signal").cast(pl.String), "value",
         pl.lit(None, pl.String).alias("text"),
     )
 
 
 def compact(signals: pl.DataFrame) -> pl.DataFrame:
-    """Ordinary signal rows of the same source in the series' form (to sit beside the series)."""
-    return to_series(signals.filter(pl.col("source") == SOURCE))
+    """Ordinary signal rows in the series' form (to sit beside the series)."""
+    return to_series(signals)
+
+
+def _in_series(series: pl.DataFrame) -> pl.DataFrame:
+    """The (source, signal) pairs the series holds: every row of those pairs is in the series."""
+    return series.select(pl.col("source").cast(pl.String), pl.col("signal").cast(pl.String)).unique()
 
 
 def with_series(signals: pl.DataFrame | None, series: pl.DataFrame | None) -> pl.DataFrame | None:
     """Signals with their periodic rows replaced by the whole series (when there is one)."""
     if series is None or series.height == 0:
         return signals
-    periodic = periodic_rows()
-    rest = signals.filter(~periodic) if signals is not None else pl.DataFrame(schema=SIGNAL_SCHEMA)
+    if signals is None:
+        return to_signals(series)
+    rest = signals.join(_in_series(series), on=["source", "signal"], how="anti")
     return pl.concat([rest, to_signals(series)], how="vertical_relaxed")
 
 
@@ -125,7 +139,10 @@ def signal_rows(name: str, signals: pl.DataFrame, series: pl.DataFrame | None) -
     """Every row of signal ``name``: for a periodic metric, all its samples from the series (rules that count
     or average samples see them all), else the signals frame's rows."""
     rows = signals.filter(pl.col("signal") == name)
-    if series is None or series.height == 0 or name not in PERIODIC_SIGNALS:
+    if series is None or series.height == 0:
         return rows
-    return pl.concat([rows.filter(pl.col("source") != SOURCE),
-                      to_signals(series.filter(pl.col("signal") == name))], how="vertical_relaxed")
+    samples = series.filter(pl.col("signal") == name)
+    if samples.height == 0:
+        return rows
+    sources = samples["source"].cast(pl.String).unique().to_list()
+    return pl.concat([rows.filter(~pl.col("source").is_in(sources)), to_signals(samples)], how="vertical_relaxed")

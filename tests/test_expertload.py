@@ -18,7 +18,7 @@ from diagnose.cli import main
 from diagnose.expertload.load import load
 from diagnose.expertload.metrics import analyse
 from diagnose.expertload.placement import map_json, place_layer, rank_loads, recommend
-from diagnose.ingest.sniff import sniff
+from diagnose.parsers.registry import sniff
 from diagnose.parsers.common import FileContext, lines_frame
 from diagnose.parsers.expert_hotspot import parse as parse_hotspot
 from diagnose.pipeline import Options, parse_sources

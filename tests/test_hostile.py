@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import hostile
 from conftest import ROOT, run_cli, run_json
-from diagnose.parsers import PARSERS, generic
+from diagnose.parsers import registry
 from diagnose.parsers.common import FileContext, lines_frame
 
 
@@ -175,9 +175,9 @@ PREFIXES = st.sampled_from([
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=st.lists(st.tuples(PREFIXES, LINE).map("".join), max_size=25))
-@pytest.mark.parametrize("kind", sorted(set(PARSERS) | {"unknown"}))
+@pytest.mark.parametrize("kind", registry.names())
 def test_parsers_never_raise_and_account_for_every_line(kind, lines):
-    parse = PARSERS.get(kind, generic.parse)
+    parse = registry.parser_for(kind)
     frame = lines_frame(lines)
     records, signals = parse(frame, FileContext(f"x/{kind}.log", None, kind, None))
     if kind in ("vllm", "mindie", "plog", "unknown"):

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import SAMPLES, run_json
 from diagnose.engine.fixtures import evaluate
-from diagnose.ingest.sniff import sniff
+from diagnose.parsers.registry import sniff
 from diagnose.parsers import mindie, mindie_config, vllm
 from diagnose.parsers.common import FileContext, lines_frame
 from diagnose.parsers.oom import oom_signals

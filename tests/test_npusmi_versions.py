@@ -7,9 +7,11 @@ import pytest
 
 from diagnose.engine.fixtures import run_rule_tests
 from diagnose.engine.kinds import match_mismatch
-from diagnose.ingest.sniff import sniff
-from diagnose.model import SIGNALS, conform_signals
-from diagnose.parsers import npusmi, parser_for, versions
+from diagnose.parsers.registry import sniff
+from diagnose.model import conform_signals
+from diagnose.parsers.registry import signal_docs
+from diagnose.parsers import npusmi, versions
+from diagnose.parsers.registry import parser_for
 from diagnose.parsers.common import FileContext, lines_frame
 from diagnose.pipeline import Options, analyze, read_inputs
 
@@ -420,7 +422,7 @@ def test_signal_names_documented():
         "temp_c", "npu_process_count", "cann_version", "cann_generation", "driver_cann_combo", "torch_npu_version",
         "vllm_ascend_version", "mindie_version", "atb_version",
     ):
-        assert name in SIGNALS
+        assert name in signal_docs()
 
 
 # --- the mismatch kind --------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 
 from diagnose.engine.fixtures import evaluate
 from diagnose.engine.rulefile import rule_from_dict
-from diagnose.ingest.sniff import sniff
+from diagnose.parsers.registry import sniff
 from diagnose.model import Finding
 from diagnose.parsers.plog import file_ids
 from diagnose.pipeline import Options, analyze, read_inputs

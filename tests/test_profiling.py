@@ -308,7 +308,7 @@ def test_op_statistic_core_type_and_mc2_exclusion():
 
 
 def test_profiler_output_is_known_by_its_name_alone():
-    from diagnose.ingest.sniff import sniff
+    from diagnose.parsers.registry import sniff
 
     vllm_line = "(APIServer pid=1) INFO 09-03 10:00:00 [api_server.py:1] Starting vLLM API server"
     assert sniff("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", [vllm_line]) == "profiler"

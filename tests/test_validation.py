@@ -16,7 +16,7 @@ from diagnose.compare import (
     quant_policy,
 )
 from diagnose.engine.fixtures import evaluate
-from diagnose.ingest.sniff import sniff
+from diagnose.parsers.registry import sniff
 from diagnose.parsers import accuracy, bench_results, comparison
 from diagnose.parsers.common import FileContext, lines_frame
 from diagnose.pipeline import Options, analyze

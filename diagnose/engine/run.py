@@ -49,7 +49,7 @@ def run_rules(
 def _sources_present(records: pl.DataFrame, signals: pl.DataFrame, series: pl.DataFrame | None) -> set[str]:
     present = set(records["source"].drop_nulls().unique().to_list()) | set(signals["source"].drop_nulls().unique().to_list())
     if series is not None and series.height:
-        present.add("vllm")
+        present.update(series["source"].cast(pl.String).unique().to_list())
     return present
 
 

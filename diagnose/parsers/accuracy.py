@@ -30,6 +30,7 @@ from diagnose.parsers.bench_results import (
     run_label,
 )
 from diagnose.parsers.common import FileContext
+from diagnose.parsers.kind import SourceKind
 
 AISBENCH = "aisbench"
 LMEVAL = "lm-eval"
@@ -258,3 +259,30 @@ def config_signals(lines: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
         file=pl.lit(ctx.path), source=pl.lit(ctx.kind), node=pl.lit(ctx.node, pl.String)
     ).sort("line")
     return conform_signals(frame)
+
+
+_ACCURACY_SIGNALS = {
+    "accuracy_pct": "accuracy of one dataset in percent (AISBench score, lm-eval fraction × 100); engine = dataset",
+}
+
+SOURCES = (
+    SourceKind(
+        name=AISBENCH,
+        parse=parse,
+        summary="AISBench accuracy summaries, performance results and model configs",
+        file_name=r"(?i)^summary_\d|^performances?$|aisbench|ais_bench",
+        sniff=r"^\|?\s*dataset\s*(?:\||,|\s{2,})\s*version\s*(?:\||,|\s{2,})\s*metric\b"
+        r"|Performance Parameters\s*[,│|]\s*Stage|Common Metric\s*[│|]\s*Stage"
+        r'|"(?:Benchmark Duration|Output Token Throughput|Failed Requests|Total Requests)"\s*:\s*\{'
+        r"|^\s*(?:max_out_len|generation_kwargs)\s*=",
+        signals=_ACCURACY_SIGNALS,
+    ),
+    SourceKind(
+        name=LMEVAL,
+        parse=parse,
+        summary="lm-evaluation-harness results (JSON and the printed table)",
+        file_name=r"(?i)^results[_.]|lm[_-]?eval",
+        sniff=r'"(?:lm_eval_version|higher_is_better|n-samples|group_subtasks)"\s*:|^\|\s*Tasks\s*\|\s*Version\s*\|',
+        signals=_ACCURACY_SIGNALS,
+    ),
+)

@@ -23,6 +23,7 @@ import polars as pl
 
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.common import FileContext
+from diagnose.parsers.kind import SourceKind
 
 KIND = "vllm-bench"
 
@@ -371,3 +372,40 @@ def summary_signals(lines: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
         file=pl.lit(ctx.path), source=pl.lit(ctx.kind), node=pl.lit(ctx.node, pl.String), engine=pl.lit(label),
     ).unique(["line", "signal"], keep="first", maintain_order=True).sort("line")
     return conform_signals(frame)
+
+
+# `engine` = run label (file stem without timestamp) for bench_*, the model name for set-up values.
+SIGNALS: dict[str, str] = {
+    "bench_completed": "benchmark requests completed (`completed`, `Successful requests:`, AISBench Success Requests)",
+    "bench_failed_requests": "benchmark requests failed (`failed`, or num_prompts − completed / errors in legacy files)",
+    "bench_num_prompts": "benchmark requests sent (`num_prompts`, AISBench Total Requests)",
+    "bench_duration_s": "benchmark duration, s",
+    "bench_request_throughput": "benchmark request throughput, req/s",
+    "bench_output_throughput": "benchmark output token throughput, tokens/s",
+    "bench_total_throughput": "benchmark total (prompt + output) token throughput, tokens/s",
+    "bench_input_tokens": "benchmark total input tokens",
+    "bench_output_tokens": "benchmark total generated tokens",
+    "bench_max_concurrency": "benchmark max concurrency (`--max-concurrency`, AISBench batch_size)",
+    "bench_request_rate": "benchmark request rate, req/s (inf = all at once)",
+    "bench_<stat>_<m>_ms": "latency statistic, ms: stat mean|median|p99|p90..., m ttft|tpot|itl|e2el (e.g. bench_p99_tpot_ms)",
+    "bench_latency_avg_ms": "`vllm bench latency` average batch latency, ms (also bench_latency_p50_ms/p90/p99)",
+    "bench_latency_climb_pct": "end-to-end latency of the last quarter of a stress run's requests over the first quarter, %",
+    "bench_length_capped_pct": "share of outputs that stopped at the max-tokens limit, %",
+    "bench_temperature": "sampling temperature of a benchmark/accuracy run",
+    "bench_max_tokens": "output-token limit of a run (max_tokens, AISBench max_out_len, lm-eval max_gen_toks)",
+    "bench_tp": "tensor-parallel size the benchmark says it ran against (metadata)",
+    "bench_model": "model name the benchmark used (text)",
+    "bench_quantization": "quantization the benchmark run declares (text, metadata)",
+}
+
+SOURCE = SourceKind(
+    name=KIND,
+    parse=parse,
+    summary="`vllm bench serve|latency|throughput` results (`--save-result` JSON and the printed summary)",
+    file_name=r"(?i)bench|^serving_|^latency_|^throughput_|qps",
+    sniff=r'"(?:completed|request_throughput|output_throughput|p99_tpot_ms|mean_ttft_ms|avg_latency|requests_per_second'
+    r'|elapsed_time)"\s*:|^=+ Serving Benchmark Result =+$|^(?:Successful requests|Failed requests'
+    r"|Benchmark duration \(s\)|Request throughput \(req/s\)|Output token throughput \(tok/s\)"
+    r"|(?:Mean|Median|P[\d.]+) (?:TTFT|TPOT|ITL|E2EL) \(ms\)):\s|^Throughput: [\d.]+ requests/s|^Avg latency: ",
+    signals=SIGNALS,
+)

@@ -50,8 +50,22 @@ _TEXT: list[tuple[str, str]] = [
 # The device NIC an HCCP/HCCL init or listen line names: `devid[0] ip[192.168.20.148]`, `listen on ip[...]`.
 _NIC = r"devid\[(?P<dev>\d+)\] ip\[(?P<ip>[0-9a-fA-F.:]+)\]|listen on ip\[(?P<lip>[0-9a-fA-F.:]+)\] and specific port\[(?P<port>\d+)\]"
 
+SIGNALS: dict[str, str] = {
+    "hccl_connect_timeout_s": "HCCL_CONNECT_TIMEOUT in force, s (plog `set by ... to [N]s`, env, `wait socket establish timeout ... timeout[N]`)",
+    "hccl_exec_timeout_s": "HCCL_EXEC_TIMEOUT in force, s (plog `set by ... to [N]s`, env, `notify wait timeout ... timeout=Ns`)",
+    "hccl_watchdog_timeout_s": "torch_npu watchdog timeout of a collective, s (`WorkHCCL(... Timeout(ms)=N)`)",
+    "hccl_remote_rank": "remote rank named by an HCCL error (`remote rank[N]`, `remoteRank[N]`)",
+    "hccl_link_remote_rank": "LINK_ERROR_INFO row: remote (dest) rank; text = its IP; engine = local `ip(rank)`",
+    "hccl_link_local_rank": "LINK_ERROR_INFO row: local (src) rank; text = its IP",
+    "hccl_link_error": "LINK_ERROR_INFO row: value = dest port; text = `dest_ip(rank r):port <- src_ip(rank r) role status`",
+    "hccl_stuck_location": "`Cluster Exception Location[IP/ID]` the others wait on: text `ip/id`, value = id",
+    "hccl_peer": "the peer an HCCL error names (text): `rank 29 (10.20.0.31:16666, link time out)`, `ip/id (Cluster Exception Location, ...)`",
+    "npu_nic": "device NIC named by an HCCP/HCCL init or listen line (text): `192.168.20.148 (device 0)`, `ip:port`",
+    "aicore_fault_kernel": "kernel of an aicore fault/timeout (`fault kernel_name=...`, text)",
+}
+
 # Only lines holding one of these can carry a signal.
-_PREFILTER = (
+HINTS = (
     r"HCCL_CONNECT_TIMEOUT|HCCL_EXEC_TIMEOUT|wait socket establish timeout|notify wait timeout|WorkHCCL|"
     r"(?i:remote[ _]?rank)|fault kernel_name|devid\[|listen on ip\[|Cluster Exception Location|\|\s*[0-9a-fA-F.:]+\(\d+\)\s*\|"
 )
@@ -72,7 +86,7 @@ def block_signals(records: pl.DataFrame) -> pl.DataFrame:
         pl.col("proc"),
         pl.lit("process"),
     )
-    base = records.filter(pl.col("message").str.contains(_PREFILTER)).select(
+    base = records.filter(pl.col("message").str.contains(HINTS)).select(
         "file", "line", "source", "node", "ts", engine.alias("engine"), "message"
     )
     if base.height == 0:

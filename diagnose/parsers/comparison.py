@@ -26,6 +26,7 @@ import polars as pl
 
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.common import FileContext
+from diagnose.parsers.kind import SourceKind
 
 KIND = "validation-facts"
 
@@ -78,3 +79,18 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
         file=pl.lit(ctx.path), source=pl.lit(ctx.kind), node=pl.lit(ctx.node, pl.String)
     ).sort("line")
     return records, conform_signals(signals)
+
+
+SOURCE = SourceKind(
+    name=KIND,
+    parse=parse,
+    summary="validation facts of a comparison with --baseline (derived by diagnose, not a file on disk)",
+    signals={
+        "regression_pct": "how much worse than the baseline a performance metric is, % (only beyond tolerance); "
+        "engine = metric",
+        "accuracy_drop_points": "accuracy lost against the baseline, points (only beyond tolerance); engine = dataset",
+        "comparison_not_comparable": "1 per difference (quantization, concurrency, ...) that makes the baseline "
+        "comparison not like for like",
+        "bench_server_mismatch": "1 per benchmark set-up value (tp, model) that differs from the server log's",
+    },
+)

@@ -15,6 +15,7 @@ import re
 
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.common import FileContext
+from diagnose.parsers.kind import SourceKind
 
 KIND = "expert-hotspot"
 
@@ -89,3 +90,17 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
                          value=pl.col("_sum"))
     signals = pl.concat([ratio, tokens]).filter(pl.col("value").is_not_null()).sort("line", "signal")
     return records, conform_signals(signals)
+
+
+SOURCE = SourceKind(
+    name=KIND,
+    parse=parse,
+    summary="MindIE expert-hotspot dumps (`prefill/prefill_<rank>.csv`, `decode/decode_<rank>.csv`)",
+    file_name=r"(?i)^(?:prefill|decode)_\d+\.csv$",
+    sniff=r"^\d+(?:,\d+){3,}$",  # rows of integers only
+    signals={
+        "expert_hotspot_max_over_mean": "MindIE hotspot dump, last block: per layer row, busiest local expert over "
+        "the row mean; engine: `<stage> rank <r> layer <l>`",
+        "expert_hotspot_row_tokens": "MindIE hotspot dump, last block: tokens of one layer row (running total)",
+    },
+)

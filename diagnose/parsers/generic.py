@@ -8,6 +8,7 @@ import polars as pl
 from diagnose.model import conform_records
 from diagnose.parsers.cann import block_signals
 from diagnose.parsers.common import FileContext, code_expr, full_date_expr, group_events
+from diagnose.parsers.kind import SourceKind
 
 KIND = "unknown"
 
@@ -35,3 +36,12 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
     frame = group_events(frame, [])
     records = conform_records(frame)
     return records, block_signals(records)
+
+
+SOURCE = SourceKind(
+    name=KIND,
+    parse=parse,
+    summary="any other text: searched by the rules that match message text (error codes, OOM messages)",
+    line_oriented=True,
+    batchable=True,
+)

@@ -29,8 +29,10 @@ import polars as pl
 
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers import oom
+from diagnose.parsers.cann import HINTS as CANN_HINTS
 from diagnose.parsers.cann import block_signals, runtime_code_expr
 from diagnose.parsers.common import FileContext, datetime_from_parts, full_date_expr, group_events
+from diagnose.parsers.kind import SourceKind
 
 KIND = "mindie"
 
@@ -40,7 +42,7 @@ _STAMP = (
 _LEVELS_UP = r"CRITICAL|FATAL|ERROR|WARN|WARNING|INFO|DEBUG|TRACE"
 _LEVELS_LOW = r"critical|fatal|error|warn|warning|info|debug|trace"
 
-HEAD = (
+HEAD_ONLY = (
     r"^(?:" + _STAMP + r")?"
     r"(?:"
     # verbose MindIE (C++ and Python): [pid] [tid] [component] [LEVEL] [file:line] :
@@ -50,8 +52,9 @@ HEAD = (
     r"|\[(?P<alvl>" + _LEVELS_LOW + r")\]\s*\[(?P<aid>\d+)\]\s*\[(?P<aloc>[^\]\s]+:\d+)\]\s?"
     # non-verbose: : [LEVEL]
     r"|:\s*\[(?P<nlvl>" + _LEVELS_UP + r")\]\s?"
-    r")(?P<msg>.*)$"
+    r")"
 )
+HEAD = HEAD_ONLY + r"(?P<msg>.*)$"
 
 # MindIE error code: MIE + component (2) + E + sub-component (2) + code (4). W appears on warnings.
 MIE_CODE = r"MIE[0-9A-Za-z]{2}[EW][0-9A-Za-z]{6}"
@@ -188,3 +191,22 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
     frame = frame.filter(pl.col("value").is_not_null() | pl.col("text").is_not_null())
     frame = pl.concat([conform_signals(frame), oom.oom_signals(records)], how="vertical_relaxed")
     return conform_signals(frame.sort("line", maintain_order=True))
+
+
+SOURCE = SourceKind(
+    name=KIND,
+    parse=parse,
+    summary="MindIE server, LLM and ATB logs, alone or as one tee'd daemon stream with CANN lines",
+    file_name=r"(?i)^mindie|mindie-?service|mindieservice",
+    name_trust=1,
+    line_heads=(HEAD_ONLY,),
+    # MindIE codes, a stamped [pid] head without a level, and the daemon's own stdout (a tee'd mixed stream)
+    sniff=r"\[MIE[0-9A-Z]{2}[EW][0-9A-Z]{6}\]|^Daemon (?:start success|is killing)"
+    r"|^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:[+-]\d\d:?\d\d)?\] \[\d+\]",
+    hints=_PREFILTER + "|" + CANN_HINTS + "|out of memory",
+    line_oriented=True,
+    batchable=True,
+    signals={"kv_blocks": "KV cache blocks (MindIE `NpuBlockNum`, `num_npu_blocks`)",
+             "num_speculative_tokens": "speculative tokens per step configured (`number of sepculative tokens is N`)",
+             "speculative_method": "`mtp` when MindIE starts an MtpWorker (text)"},
+)

@@ -25,6 +25,7 @@ import polars as pl
 
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.common import FileContext
+from diagnose.parsers.kind import SourceKind
 
 KIND = "mindie-config"
 
@@ -234,3 +235,35 @@ def _plugin_params(value: Any) -> dict:
             n = re.search(r"num_speculative_tokens\W+(\d+)", value)
             return {"plugin_type": found.group(1) if found else "", "num_speculative_tokens": n.group(1) if n else None}
     return {}
+
+
+SIGNALS: dict[str, str] = {
+    "mindie_world_size": "MindIE ModelConfig worldSize; `engine` is the model instance, `ModelConfig[0]`",
+    "mindie_device_count": "number of NPU ids in BackendConfig npuDeviceIds for one model instance",
+    "mindie_device_world_gap": "|len(npuDeviceIds) − worldSize| in a single-node MindIE config (0 = consistent)",
+    "mindie_multi_node": "MindIE multiNodesInferEnabled (1 = multi-node, device ids come from the rank table)",
+    "mindie_model_instances": "MindIE modelInstanceNumber",
+    "mindie_dp": "MindIE ModelConfig dp (attention data parallel)",
+    "mindie_tp": "MindIE ModelConfig tp (attention tensor parallel)",
+    "mindie_moe_tp": "MindIE ModelConfig moe_tp",
+    "mindie_moe_ep": "MindIE ModelConfig moe_ep (expert parallel)",
+    "mindie_max_seq_len": "MindIE maxSeqLen (tokens)",
+    "mindie_max_input_token_len": "MindIE maxInputTokenLen (tokens)",
+    "mindie_npu_mem_size": "MindIE npuMemSize (GB for the KV cache; -1 = automatic)",
+    "mindie_cpu_mem_size": "MindIE cpuMemSize (GB)",
+    "mindie_cache_block_size": "MindIE cacheBlockSize (tokens per KV block)",
+    "mindie_max_prefill_tokens": "MindIE maxPrefillTokens",
+    "mindie_max_prefill_batch_size": "MindIE maxPrefillBatchSize",
+    "mindie_max_batch_size": "MindIE maxBatchSize",
+    "mindie_max_iter_times": "MindIE maxIterTimes",
+}
+
+SOURCE = SourceKind(
+    name=KIND,
+    parse=parse,
+    summary="MindIE `config.json` (BackendConfig, ModelDeployConfig, ScheduleConfig)",
+    file_name=r"(?i)config[\w.-]*\.json$",
+    sniff=r'"(?:BackendConfig|ModelDeployConfig|ScheduleConfig|npuDeviceIds|multiNodesInferEnabled|maxSeqLen'
+    r'|maxInputTokenLen|npuMemSize|cacheBlockSize|maxPrefillTokens|modelInstanceNumber)"\s*:',
+    signals=SIGNALS,
+)

@@ -78,21 +78,6 @@ def _num(expr: pl.Expr) -> pl.Expr:
     return expr.cast(pl.Float64, strict=False)
 
 
-def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """npu-smi output; version lines pasted around it (``cat version.info``) are read too."""
-    from diagnose.parsers import versions
-
-    records, signals = parse_tables(lines, ctx)
-    v_records, v_signals = versions.parse_versions(lines, ctx)
-    mine = records.filter(pl.col("parsed")).select("line")
-    v_signals = v_signals.join(mine, on="line", how="anti").with_columns(source=pl.lit(KIND))
-    if v_signals.height:
-        signals = pl.concat([signals, v_signals], how="vertical_relaxed").sort("line", maintain_order=True)
-        extra = v_signals.select("line").unique()
-        records = records.with_columns(parsed=pl.col("parsed") | pl.col("line").is_in(extra["line"].implode()))
-    return records, signals
-
-
 def parse_tables(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     text = pl.col("text")
     r1 = text.str.extract_groups(ROW1).struct.field
@@ -288,3 +273,21 @@ def _process_counts(frame: pl.DataFrame, r2: pl.DataFrame, ctx: FileContext) -> 
     devs = devs.join(per_chip, on=["_table", "_pn", "_pc"], how="left").join(per_npu, on=["_table", "_pn"], how="left")
     count = pl.when(pl.col("_multi")).then(pl.col("len")).otherwise(pl.col("_n_npu")).fill_null(0).cast(pl.Float64)
     return _sig(devs, ctx, "npu_process_count", pl.col("_engine"), value=count)
+
+
+SIGNALS: dict[str, str] = {
+    "driver_version": "Ascend driver (HDK) version: npu-smi header `Version:`, `-t board` Software Version (text, lower-case)",
+    "firmware_version": "NPU firmware version (`npu-smi info -t board` Firmware Version)",
+    "npu_health": "npu-smi Health of one NPU/chip (text: OK, Warning, Alarm, Critical, UNKNOWN); engine npu<id>[/chip<c>]",
+    "npu_model": "NPU name in npu-smi (text: 910B2C, Ascend910, 310P3)",
+    "npu_compatibility": "driver/firmware Compatibility from `npu-smi info -t board` (text: OK, NOK, UNKNOWN)",
+    "faulty_chip_count": "Faulty Chip Count from `npu-smi info -t board`",
+    "hbm_used_mb": "HBM in use on one NPU/chip, MB (npu-smi HBM-Usage)",
+    "hbm_total_mb": "HBM capacity of one NPU/chip, MB",
+    "mem_used_mb": "device memory (DDR) in use, MB (npu-smi Memory-Usage; the only pair on 310P)",
+    "mem_total_mb": "device memory (DDR) capacity, MB",
+    "aicore_pct": "AI Core utilisation in percent (npu-smi AICore(%))",
+    "power_w": "NPU power draw, W",
+    "temp_c": "NPU temperature, degrees C",
+    "npu_process_count": "processes npu-smi lists on one NPU/chip (0 = `No running processes found`), at its chip row",
+}

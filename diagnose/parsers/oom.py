@@ -30,6 +30,15 @@ _UNIT_GIB = {"B": 1 / 2**30, "bytes": 1 / 2**30, "KiB": 1 / 2**20, "KB": 1 / 2**
 
 SIGNAL_NAMES = [name for name, _ in _FIELDS] + ["npu_oom_held_elsewhere_gib"]
 
+SIGNALS: dict[str, str] = {
+    "npu_oom_request_gib": "allocation that failed (`Tried to allocate`), GiB; `engine` is `NPU <n>`",
+    "npu_oom_total_gib": "NPU HBM total capacity printed with the OOM, GiB",
+    "npu_oom_allocated_gib": "memory already allocated by this process's PyTorch allocator at the OOM, GiB",
+    "npu_oom_reserved_gib": "memory reserved by this process's PyTorch allocator at the OOM, GiB",
+    "npu_oom_free_gib": "free HBM at the OOM, GiB",
+    "npu_oom_held_elsewhere_gib": "total − reserved (or allocated) − free at the OOM: HBM held outside this process, GiB",
+}
+
 
 def _gib(pattern: str) -> pl.Expr:
     groups = pl.col("message").str.extract_groups(pattern)

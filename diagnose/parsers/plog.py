@@ -21,16 +21,19 @@ from __future__ import annotations
 import polars as pl
 
 from diagnose.model import conform_records
+from diagnose.parsers.cann import HINTS as CANN_HINTS
 from diagnose.parsers.cann import block_signals, runtime_code_expr
 from diagnose.parsers.common import FileContext, datetime_from_parts, full_date_expr, group_events
+from diagnose.parsers.kind import SourceKind
 
 KIND = "plog"
 
-HEAD = (
+HEAD_ONLY = (
     r"^\[(?P<level>ERROR|WARNING|WARN|INFO|DEBUG|EVENT|TRACE)\]\s+(?P<module>[A-Z][A-Z0-9_]*)\((?P<pid>\d+),(?P<pname>[^)]*)\):"
     r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)-(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:\.(?P<ms>\d{1,3})(?:\.(?P<us>\d{1,3}))?)?"
-    r"\s*\[(?P<loc>[^\]]+?:\d+)\](?P<rest>.*)$"
+    r"\s*\[(?P<loc>[^\]]+?:\d+)\]"
 )
+HEAD = HEAD_ONLY + r"(?P<rest>.*)$"
 
 # The thread id, by module style; the message is what follows it.
 _TID = (
@@ -126,3 +129,17 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
     )
     records = conform_records(frame)
     return records, block_signals(records)
+
+
+SOURCE = SourceKind(
+    name=KIND,
+    parse=parse,
+    summary="CANN plog and device logs (`plog-<pid>_<ts>.log`, `device-<id>_<ts>.log`), HCCL link tables",
+    file_name=r"^(?:plog|device)-\d+_\d+\.log$",
+    name_trust=4,
+    line_heads=(HEAD_ONLY,),
+    # The rank and device of the process are read from these lines (one process is one rank).
+    hints=CANN_HINTS + r"|HcclCommInitRootInfo|RankID|userRank|localRank|user_rank|device_id|deviceLogicId|"
+    r"device\[|dev[Ii]d\[",
+    line_oriented=True,
+)

@@ -12,6 +12,7 @@ import polars as pl
 
 from diagnose.model import conform_records, conform_signals
 from diagnose.parsers.common import FileContext
+from diagnose.parsers.kind import SourceKind
 
 KIND = "preflight"
 
@@ -53,3 +54,34 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
         pl.when(number.is_null()).then(pl.col("_val")).otherwise(None).alias("text"),
     )
     return records, conform_signals(signals)
+
+
+SIGNALS: dict[str, str] = {
+    "mtp_enabled": "preflight: the launch enables MTP speculative decoding (1/0)",
+    "mtp_layer_in_weights": "preflight: the weight map has tensors of the MTP layer model.layers.<num_hidden_layers>.* (1/0)",
+    "mtp_layer_in_quant_desc": "preflight: quant_model_description.json has entries for the MTP layer (1/0)",
+    "quant_desc_missing_tensors": "preflight: weight-map tensors without a quant_model_description.json entry",
+    "quant_desc_extra_entries": "preflight: quant_model_description.json entries naming no weight-map tensor",
+    "moe_static_w8a8_experts": "preflight: routed-expert weights typed static W8A8 in the quantization description",
+    "fp8_on_a2a3": "preflight: FP8 checkpoint for an Atlas A2/A3 target (1)",
+    "quantization_flag_missing": "preflight: msModelSlim checkpoint launched without --quantization ascend (1/0)",
+    "heads_per_attention_rank": "preflight: attention heads / attention TP size",
+    "heads_per_attention_rank_graph": "preflight: the same, when vllm-ascend torchair graph mode is on",
+    "experts_mod_ep": "preflight: (routed + redundant experts) mod expert-parallel size",
+    "world_size_mismatch": "preflight: DP x TP differs from the NPUs given or the MindIE world size (1/0)",
+    "weight_gib_per_npu": "preflight: estimated weight memory per NPU, GiB (from the weight map and quantization description)",
+    "kv_bytes_per_token": "preflight: KV cache bytes per token per NPU (MLA: (kv_lora_rank + qk_rope_head_dim) x layers x 2)",
+    "kv_pool_gib_per_npu": "preflight: estimated KV cache memory per NPU, GiB",
+    "concurrent_seqs_at_max_len": "preflight: sequences of max_model_len tokens the estimated KV cache holds per engine",
+    "concurrency_shortfall": "preflight: max_num_seqs minus concurrent_seqs_at_max_len when positive, else 0",
+    "r1_max_model_len": "preflight: max_model_len of a reasoning (R1) model",
+}
+
+SOURCE = SourceKind(
+    name=KIND,
+    parse=parse,
+    summary="facts written by `diagnose preflight --facts FILE` (and derived from model files in a bundle)",
+    file_name=r"(?i)\.facts$",
+    sniff=r"^# diagnose preflight facts",
+    signals=SIGNALS,
+)

@@ -51,6 +51,7 @@ import polars as pl
 
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.common import FileContext
+from diagnose.parsers.kind import SourceKind
 
 KIND = "profiler"
 
@@ -870,3 +871,42 @@ def _cross_rows(rows: list[dict], file: str, prof: pl.DataFrame) -> pl.DataFrame
     node = prof.filter(pl.col("file") == file)["node"]
     frame = pl.DataFrame(rows, schema={"line": pl.UInt32, "engine": pl.String, "signal": pl.String, "value": pl.Float64, "text": pl.String})
     return conform_signals(frame.with_columns(file=pl.lit(file), source=pl.lit(KIND), node=pl.lit(node[0] if node.len() else None, pl.String)))
+
+
+# `engine` is the rank (`rank 3`) or `device N`.
+SIGNALS: dict[str, str] = {
+    "aicpu_time_share_pct": "share of device kernel time on the AI CPU (fallbacks; MC2 `Aicpu` kernels excluded); text: the ops",
+    "aicpu_time_us": "device time of AI CPU fallback kernels, us; text: the ops",
+    "device_time_us": "device kernel time in a kernel_details/op_summary file (communication rows excluded), us",
+    "matmul_time_us": "time of matmul-class kernels (MatMul*, BatchMatMul*, GroupedMatmul*, QuantBatchMatmul*), us",
+    "quant_matmul_time_us": "time of matmul-class kernels with INT8/INT4/FP8 inputs, us",
+    "quant_matmul_coverage_pct": "share of matmul time with quantized inputs, when the kernels show quantization; text: the BF16/FP16 matmuls",
+    "fp8_kernels": "1 when kernels take FP8 inputs",
+    "gmm_time_us": "GroupedMatmul (MoE expert) kernel time of one rank, us",
+    "gmm_tokens": "sum of GroupedMatmul token dimension (first dimension of the first input) of one rank",
+    "moe_dispatch_combine_us": "MoeDistributeDispatch/Combine time of one rank (includes waiting for peers), us",
+    "moe_rank_imbalance": "max/mean of per-rank GroupedMatmul time; engine: the busiest rank; text: per-rank detail",
+    "computing_us": "step trace Computing, us (per step, or per rank in the cluster trace)",
+    "comm_not_overlapped_us": "step trace Communication(Not Overlapped), us",
+    "free_us": "step trace Free (device idle), us",
+    "straggler_ratio": "own time (computing + free) of the slowest rank / median of the other ranks; engine: the slow rank; text: who waits",
+    "slow_rank": "number of the slow rank (text: its label)",
+    "profiler_rank": "rank of a profiler folder (profiler_info_<rank>.json); text: the folder",
+}
+
+
+def _bundle_pass(signals: pl.DataFrame, series: pl.DataFrame | None) -> pl.DataFrame:
+    return cross_file_signals(signals)
+
+
+SOURCE = SourceKind(
+    name=KIND,
+    parse=parse,
+    summary="torch_npu `*_ascend_pt/ASCEND_PROFILER_OUTPUT/` tables and JSON, msprof `PROF_*`, msprof-analyze output",
+    file_name=r"(?i)^(?:kernel_details|op_statistic|op_summary|step_trace_time|cluster_step_trace_time|communication|"
+    r"cluster_communication|trace_view|profiler_info|profiler_metadata|api_statistic)[\w.-]*\.(?:csv|json)$",
+    name_decides=True,
+    name_trust=5,
+    signals=SIGNALS,
+    bundle_pass=_bundle_pass,
+)

@@ -20,7 +20,7 @@ Signals (text): driver_version, firmware_version, cann_version, atb_version, atb
 mindie_version, vllm_version, vllm_ascend_version, torch_npu_version; ``engine`` names the component
 (``toolkit/version.cfg``, ``toolkit/latest``, ``nnal/atb``, ``driver``, ...).
 
-``derive_signals`` runs once over the whole bundle (pipeline) and adds, per node: ``cann_generation``
+``derive_signals`` runs once over the whole bundle (the version-info kind's bundle pass) and adds, per node: ``cann_generation``
 (``8.2`` from ``8.2.RC2``, for every CANN-family version seen) and ``driver_cann_combo``
 (``driver=24.1.rc2.2 cann=8.3.RC2``) so that rules can match known bad combinations as plain patterns.
 """
@@ -93,25 +93,6 @@ def _own_path(path: str) -> str:
     base = parts[-1]
     known = base if base in ("version.cfg",) or base.endswith("_install.info") else ""
     return "/" + "/".join(parts[-5:-1]) + "/" + known
-
-
-def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Version lines; an ``npu-smi info`` table pasted in between is read by the npu-smi parser."""
-    from diagnose.parsers import npusmi
-
-    records, signals = parse_versions(lines, ctx)
-    if lines.height and lines["text"].str.contains(npusmi.TABLE_HEAD + "|" + npusmi.BOARD_HEAD).any():
-        t_records, t_signals = npusmi.parse_tables(lines, ctx)
-        theirs = t_records.filter(pl.col("parsed")).select("line", _dev=pl.col("device"))
-        signals = pl.concat(
-            [signals.join(theirs, on="line", how="anti"), t_signals.with_columns(source=pl.lit(KIND))],
-            how="vertical_relaxed",
-        ).sort("line", maintain_order=True)
-        records = records.join(theirs, on="line", how="left").with_columns(
-            parsed=pl.col("parsed") | pl.col("_dev").is_not_null() | pl.col("line").is_in(theirs["line"].implode()),
-            device=pl.coalesce(pl.col("device"), pl.col("_dev")),
-        ).drop("_dev")
-    return records, signals
 
 
 def parse_versions(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -243,3 +224,18 @@ def derive_signals(signals: pl.DataFrame) -> pl.DataFrame:
         return pl.concat([signals, extra.select(signals.columns)], how="vertical_relaxed")
     except Exception:  # derived facts are a bonus: never lose the parsed signals over them
         return signals
+
+
+SIGNALS: dict[str, str] = {
+    "driver_version": "Ascend driver (HDK) version: driver version.info, npu-smi header (text, lower-case)",
+    "firmware_version": "NPU firmware version (firmware version.info, `-t board` Firmware Version)",
+    "cann_version": "CANN version (toolkit install.info, version.cfg, `latest ->` symlinks, start-up lines; text)",
+    "cann_generation": "major.minor of every CANN-family version seen (derived per bundle; text, e.g. 8.2)",
+    "driver_cann_combo": "driver and CANN version seen on one node (derived; text `driver=24.1.rc2.2 cann=8.3.RC2`)",
+    "atb_version": "NNAL/ATB version (`Ascend-cann-atb : 8.0.T63`; text)",
+    "atb_models_version": "ATB-Models version (text)",
+    "mindie_version": "MindIE version (`Ascend-mindie : MindIE 2.0.T3.B010`; text)",
+    "vllm_version": "vLLM version (collect_env `vLLM Version:`, pip lines; text)",
+    "vllm_ascend_version": "vllm-ascend version (collect_env `vLLM Ascend Version:`, pip lines; text)",
+    "torch_npu_version": "torch_npu version (pip lines, `torch_npu version`; text)",
+}

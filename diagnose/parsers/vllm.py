@@ -14,6 +14,7 @@ import re
 import polars as pl
 
 from diagnose.model import conform_records, conform_signals
+from diagnose.parsers.cann import HINTS as CANN_HINTS
 from diagnose.parsers.cann import block_signals
 from diagnose.parsers.oom import oom_signals
 from diagnose.parsers.common import (
@@ -24,24 +25,31 @@ from diagnose.parsers.common import (
     full_date_expr,
     group_events,
 )
+from diagnose.parsers.kind import Panel, SourceKind, head_only
 
 KIND = "vllm"
 
+# The logger's own part of the head: level, stamp and location. Pastes glue prose or other wrappers in front
+# of it, so sniffing looks for this part anywhere in a line.
+LOGGER = (
+    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+"
+    r"(?P<mo>\d\d)-(?P<dd>\d\d)\s+(?P<hh>\d\d):(?P<mi>\d\d):(?P<ss>\d\d)(?:\.(?P<frac>\d{1,6}))?\s+"
+    r"\[?(?P<loc>[^\]\s]+:\d+)\]"
+)
 HEAD = (
     r"^(?:(?P<iso>\d{4}-\d\d-\d\d)[T ]\d\d:\d\d:\d\d(?:\.\d+)?Z?\s+(?:\|\s+)?)?"
     r"(?:[\w.-]+\s+\|\s+)?"
     r"(?P<procs>(?:\([^()]*\)\s*)*)"
     r"(?:\[rank(?P<rankpfx>\d+)\]:\s*)?"
-    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+"
-    r"(?P<mo>\d\d)-(?P<dd>\d\d)\s+(?P<hh>\d\d):(?P<mi>\d\d):(?P<ss>\d\d)(?:\.(?P<frac>\d{1,6}))?\s+"
-    r"\[?(?P<loc>[^\]\s]+:\d+)\]\s?(?P<msg>.*)$"
+    + LOGGER + r"\s?(?P<msg>.*)$"
 )
 # HEAD without the message: captures stop after the location, so the engine never walks the message with
 # capture slots (several times faster on the periodic lines); the message is the rest of the line.
 HEAD_ONLY = r"^(?P<head>" + HEAD[1:HEAD.index("(?P<msg>")] + ")"
 
 # uvicorn access and lifecycle lines: `(APIServer pid=7) INFO:     10.0.0.1:5 - "POST /v1/..." 200 OK` (no time).
-UVICORN = r"^(?:[\w.-]+\s+\|\s+)?(?P<procs>(?:\([^()]*\)\s*)*)(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG):\s{2,}(?P<msg>.*)$"
+UVICORN_HEAD = r"^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?Z?\s+(?:\|\s+)?)?(?:[\w.-]+\s+\|\s+)?(?P<procs>(?:\([^()]*\)\s*)*)(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG):\s{2,}"
+UVICORN = UVICORN_HEAD + r"(?P<msg>.*)$"
 
 # Lines with a process prefix (or torch rank prefix) but no logger head: raw stderr of that process.
 RAW_PREFIX = (
@@ -207,7 +215,7 @@ _FAMILY = {
 }
 
 # Printed every logging interval by every engine: most of a long log's signals. Their lines are not kept
-# in memory unless a rule can quote them (pipeline.evidence_filter).
+# in memory unless a rule can quote them (diagnose/series.py).
 PERIODIC_SIGNALS = frozenset(_FAMILY) | {"spec_pos_acceptance"}
 
 # V0 prints the acceptance rate as a fraction (0.550); scale it to percent.
@@ -308,11 +316,10 @@ def derived_signals(signals: pl.DataFrame, series: pl.DataFrame | None = None) -
     work runs on the compact form (categorical names) and only the rows returned become strings."""
     from diagnose.series import compact, periodic_rows
 
-    frame = signals.filter(pl.col("source") == "vllm")
+    frame = signals.filter(pl.col("source") == KIND)
     if series is not None and series.height:
-        frame = pl.concat([compact(frame.filter(~periodic_rows())), series])
-        # A categorical literal: four bytes a row, where a string column would cost sixteen.
-        frame = frame.with_columns(source=pl.lit("vllm", pl.Categorical))
+        frame = pl.concat([compact(frame.filter(~periodic_rows({KIND: PERIODIC_SIGNALS}))),
+                           series.filter(pl.col("source") == KIND)])
     out = []
     pos = frame.filter(pl.col("signal") == "spec_pos_acceptance").with_columns(
         _base=pl.col("engine").cast(pl.String).str.replace(r"#[0-9]+$", ""),
@@ -423,3 +430,76 @@ def _per_position(base: pl.DataFrame) -> pl.DataFrame:
         value=pl.col("_pos").str.strip_chars().cast(pl.Float64, strict=False),
         text=pl.lit(None, pl.String),
     )
+
+
+SIGNALS: dict[str, str] = {
+    "kv_cache_usage_pct": "KV cache usage in percent (vLLM throughput line `GPU KV cache usage`)",
+    "running_reqs": "requests running in the engine",
+    "waiting_reqs": "requests waiting (V1 `Waiting`, V0 `Pending`)",
+    "swapped_reqs": "requests swapped out (V0)",
+    "prompt_throughput": "average prompt throughput, tokens/s",
+    "gen_throughput": "average generation throughput, tokens/s",
+    "prefix_cache_hit_pct": "prefix cache hit rate in percent",
+    "spec_acceptance_pct": "speculative decoding draft acceptance rate in percent (V0 fractions scaled)",
+    "spec_mean_acceptance_len": "mean acceptance length (1.00 = no draft token accepted)",
+    "spec_accepted_tokens": "draft tokens accepted in the interval",
+    "spec_drafted_tokens": "draft tokens proposed in the interval",
+    "spec_pos_acceptance": "acceptance at one draft position (fraction); `engine` carries `#<pos>`",
+    "spec_first_pos_acceptance": "derived: acceptance at draft position 1 (fraction), on lines with 2+ positions",
+    "spec_last_pos_acceptance": "derived: acceptance at the last draft position (fraction), on lines with 2+ positions",
+    "max_num_seqs": "max_num_seqs configured (`--max-num-seqs`, args/config)",
+    "kv_concurrency_vs_max_num_seqs": "derived: `Maximum concurrency` at max_model_len divided by max_num_seqs",
+    "dp_running_imbalance": "derived: max/mean `Running` across DP engines (`Engine NNN`) in one logging round; on the busiest engine",
+    "dp_kv_usage_gap": "derived: KV usage of that busiest engine minus the mean of the other engines, points",
+    "gen_throughput_drop_pct": "derived: generation throughput of an engine's last quarter of periodic lines below its first quarter, % (only when as many requests run)",
+    "spec_acceptance_drop_pts": "derived: draft acceptance of an engine's first quarter of metric lines minus its last quarter, points",
+    "kv_cache_tokens": "KV cache capacity in tokens (`GPU KV cache size`)",
+    "kv_blocks": "KV cache blocks (`# npu blocks`)",
+    "max_concurrency": "maximum concurrency at max_model_len (`Maximum concurrency for N tokens`)",
+    "max_model_len": "maximum model length configured (from the concurrency line or args)",
+    "weights_gb": "memory taken by model weights per rank (`Loading model weights took`)",
+    "speculative_method": "speculative decoding method configured (text: mtp, deepseek_mtp, eagle, ...)",
+    "num_speculative_tokens": "speculative tokens per step configured",
+    "quantization": "quantization method configured (text)",
+    "vllm_version": "vLLM version printed at start-up (text)",
+    "tensor_parallel_size": "tensor-parallel size configured",
+    "served_model": "model path or served model name the vLLM server was started with (text)",
+    "vllm_ascend_version": "vllm-ascend version printed at start-up (text)",
+    "torch_npu_version": "torch_npu version printed at start-up (text)",
+    "cann_version": "CANN version printed at start-up (text)",
+    "eplb_imbalance_current_mean": "vllm-ascend EPLB: mean over layers of per-layer rank max/mean, current placement",
+    "eplb_imbalance_current_max": "vllm-ascend EPLB: max over layers of per-layer rank max/mean, current placement",
+    "eplb_imbalance_updated_mean": "vllm-ascend EPLB: mean over layers of rank max/mean after the planned rebalance",
+    "eplb_imbalance_updated_max": "vllm-ascend EPLB: max over layers of rank max/mean after the planned rebalance",
+    "eplb_balancedness": "upstream vLLM EPLB balancedness = avg/max tokens per EP rank (1.0 = perfect)",
+    "eplb_avg_tokens": "upstream vLLM EPLB avg_tokens per EP rank",
+    "eplb_max_tokens": "upstream vLLM EPLB max_tokens on one EP rank",
+}
+
+
+def _bundle_pass(signals: pl.DataFrame, series: pl.DataFrame | None) -> pl.DataFrame:
+    return pl.concat([signals, derived_signals(signals, series)], how="vertical_relaxed")
+
+
+SOURCE = SourceKind(
+    name=KIND,
+    parse=parse,
+    summary="vLLM / vllm-ascend server logs of every era, with process prefixes, tracebacks and CANN blocks",
+    file_name=r"(?i)vllm|serve|server|api_server|engine",
+    line_heads=(HEAD_ONLY, UVICORN_HEAD),
+    # the logger part anywhere in a line; torch's per-rank stderr prefix (tracebacks, CANN error blocks)
+    sniff=head_only(LOGGER) + r"|^\[rank\d+\]:",
+    hints=_PREFILTER + "|" + CANN_HINTS + "|out of memory",
+    line_oriented=True,
+    batchable=True,
+    periodic=PERIODIC_SIGNALS,
+    signals=SIGNALS,
+    bundle_pass=_bundle_pass,
+    panels=(
+        Panel("KV cache usage", "%", ("kv_cache_usage_pct",)),
+        Panel("Requests running / waiting", "requests", ("running_reqs", "waiting_reqs", "swapped_reqs")),
+        Panel("Speculative decoding acceptance", "%", ("spec_acceptance_pct",)),
+        Panel("Mean acceptance length", "tokens", ("spec_mean_acceptance_len",)),
+        Panel("Throughput", "tokens/s", ("prompt_throughput", "gen_throughput")),
+    ),
+)

@@ -31,15 +31,6 @@ LEVELS = ("WARNING", "ERROR", "CRITICAL")
 LEVEL_COLOR = {"WARNING": "#e0a800", "ERROR": "#d62728", "CRITICAL": "#7b0000"}
 SEVERITY_COLOR = {"critical": "#7b0000", "error": "#d62728", "warning": "#e0a800", "info": "#1f77b4"}
 
-# Curves drawn when present: (panel title, y-axis title, signals). Any signal of a firing threshold rule
-# that is not listed here gets a panel of its own.
-PANELS = (
-    ("KV cache usage", "%", ("kv_cache_usage_pct",)),
-    ("Requests running / waiting", "requests", ("running_reqs", "waiting_reqs", "swapped_reqs")),
-    ("Speculative decoding acceptance", "%", ("spec_acceptance_pct",)),
-    ("Mean acceptance length", "tokens", ("spec_mean_acceptance_len",)),
-    ("Throughput", "tokens/s", ("prompt_throughput", "gen_throughput")),
-)
 
 # Page headings; finding texts come in the report's language already.
 LABELS = {
@@ -317,8 +308,8 @@ def _curve_figures(report: Report, thresholds: dict[str, list[dict]], findings: 
     counts = timed.group_by("signal").len()
     present = {s for s, n in counts.iter_rows() if n >= 2}
     fired = {f.rule_id for f in findings}
-    panels = [p for p in PANELS if present & set(p[2])]
-    listed = {s for p in PANELS for s in p[2]}
+    panels = [p for p in report.panels if present & set(p[2])]
+    listed = {s for p in report.panels for s in p[2]}
     for sig, ths in sorted(thresholds.items()):
         if sig in present and sig not in listed and any(t["rule"] in fired for t in ths):
             panels.append((sig.replace("_", " "), "", (sig,)))

@@ -1,0 +1,55 @@
+"""The descriptor of a source kind (``SourceKind``), which each parser module declares once; the registry
+(``diagnose.parsers.registry``) collects them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+import polars as pl
+
+from diagnose.parsers.common import FileContext
+
+Parser = Callable[[pl.DataFrame, FileContext], tuple[pl.DataFrame, pl.DataFrame]]
+BundlePass = Callable[[pl.DataFrame, "pl.DataFrame | None"], pl.DataFrame]
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A curve panel of the incident page: its title, the y-axis unit and the signals drawn on it."""
+
+    title: str
+    unit: str
+    signals: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SourceKind:
+    """What the program knows about one kind of input, in one place.
+
+    ``line_heads`` are the kind's well-formed line heads, anchored, with named groups: the parser matches
+    them, the prefilter treats a line that matches none as a raw record (always kept), and sniffing counts
+    the lines that hold one. They must compile both in polars (Rust ``regex``) and in Python's ``re``.
+    """
+
+    name: str
+    parse: Parser
+    summary: str  # one line: what files of this kind are
+    file_name: str | None = None  # regex over a file's last path component that suggests the kind
+    name_decides: bool = False  # the name alone decides (profiler output has the profiler's own names)
+    name_trust: int = 0  # when no line of a file shows any kind, names of kinds with trust > 0 decide, highest first
+    line_heads: tuple[str, ...] = ()
+    sniff: str | None = None  # further lines that show the kind (content markers) when sniffing
+    hints: str | None = None  # lines the parser needs beyond levels, error codes and rule matches (prefilter)
+    line_oriented: bool = False  # parsed chunk by chunk as lines; otherwise the file is parsed whole
+    batchable: bool = False  # small files of the kind may be parsed together (the parser uses no file name)
+    periodic: frozenset[str] = frozenset()  # signals printed every interval: kept in the compact series
+    signals: Mapping[str, str] = field(default_factory=dict)  # signal name -> meaning
+    bundle_pass: BundlePass | None = None  # (signals, series) -> signals, once over the whole bundle
+    panels: tuple[Panel, ...] = ()
+
+
+def head_only(pattern: str) -> str:
+    """A pattern with its named groups made anonymous (for an alternation, or a test of form only)."""
+    return re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(?:", pattern)

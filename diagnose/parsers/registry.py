@@ -1,0 +1,137 @@
+"""The source kinds: every parser declares its kind once (a ``SourceKind`` in its module) and this registry
+collects them. Everything that depends on a kind reads it from here: sniffing a file's kind, the prefilter
+that drops lines no rule or signal can use, which kinds are read line by line and which in batches, the
+periodic series, the bundle-wide passes, the documented signals and the curves of the incident page.
+
+Adding a kind: write its module (a ``parse`` function and a ``SOURCE = SourceKind(...)``), add the module to
+``_MODULES`` below, and give it tests and a sample. Adding a line variant to a kind touches only its module.
+See docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+import re
+from diagnose.parsers import (
+    accuracy, bench_results, cann, comparison, expert_hotspot, generic, inventory, mindie, mindie_config, oom, plog,
+    preflight, profiling, vllm,
+)
+from diagnose.parsers.common import ANSI
+from diagnose.parsers.kind import Parser, SourceKind, head_only
+
+_MODULES = (vllm, mindie, mindie_config, plog, inventory, preflight, profiling, expert_hotspot, bench_results,
+            accuracy, comparison)
+
+
+def _collect() -> tuple[SourceKind, ...]:
+    kinds: list[SourceKind] = []
+    for module in _MODULES:
+        kinds.extend(getattr(module, "SOURCES", None) or (module.SOURCE,))
+    return tuple(kinds)
+
+
+# In sniffing order: on a tie between kinds whose lines a file shows, the earlier one wins.
+KINDS: tuple[SourceKind, ...] = _collect()
+UNKNOWN = generic.SOURCE
+_BY_NAME: dict[str, SourceKind] = {k.name: k for k in (*KINDS, UNKNOWN)}
+
+# Signal families that several kinds emit (error blocks, out-of-memory numbers).
+SHARED_SIGNALS: Mapping[str, str] = {**cann.SIGNALS, **oom.SIGNALS}
+
+
+def get(name: str) -> SourceKind:
+    """The kind of that name; any other name is read as text of no known kind."""
+    return _BY_NAME.get(name, UNKNOWN)
+
+
+def names() -> list[str]:
+    return list(_BY_NAME)
+
+
+def parser_for(name: str) -> Parser:
+    return get(name).parse
+
+
+def line_oriented(name: str) -> bool:
+    return get(name).line_oriented
+
+
+def well_formed(name: str) -> str | None:
+    """One anchored pattern that every well-formed line of the kind matches (None for kinds without heads)."""
+    heads = get(name).line_heads
+    if not heads:
+        return None
+    return "|".join(f"(?:{head_only(h)})" for h in heads)
+
+
+def periodic_signals() -> dict[str, frozenset[str]]:
+    """Source kind -> its periodic signals, for the kinds that have some."""
+    return {k.name: k.periodic for k in KINDS if k.periodic}
+
+
+def bundle_passes() -> list[tuple[str, BundlePass]]:
+    return [(k.name, k.bundle_pass) for k in KINDS if k.bundle_pass is not None]
+
+
+def panels() -> list[Panel]:
+    return [p for k in KINDS for p in k.panels]
+
+
+def signal_docs() -> dict[str, str]:
+    """Every signal a built-in parser emits, with its meaning (later kinds do not override earlier ones)."""
+    out: dict[str, str] = {}
+    for source in (*KINDS, UNKNOWN):
+        for name, doc in source.signals.items():
+            out.setdefault(name, doc)
+    for name, doc in SHARED_SIGNALS.items():
+        out.setdefault(name, doc)
+    return out
+
+
+# --- sniffing ---------------------------------------------------------------------------------------------
+
+_SAMPLE_LINES = 200
+_SNIFF_CHARS = 4096
+_ANSI = re.compile(ANSI)
+
+
+def _sniffers() -> dict[str, re.Pattern]:
+    out = {}
+    for k in KINDS:
+        parts = [head_only(h) for h in k.line_heads] + ([k.sniff] if k.sniff else [])
+        if parts:
+            out[k.name] = re.compile("|".join(f"(?:{p})" for p in parts))
+    return out
+
+
+_NAMES = {k.name: re.compile(k.file_name) for k in KINDS if k.file_name}
+_CONTENT = _sniffers()
+_DECIDING = [k.name for k in KINDS if k.name_decides]
+_TRUSTED = [k.name for k in sorted(KINDS, key=lambda k: -k.name_trust) if k.name_trust > 0]
+
+
+def sniff(name: str, lines: list[str]) -> str:
+    """The kind of a file from its name and its first lines: the kind whose lines most of them show wins,
+    a name breaks ties; with no line of any kind, a specific name decides, else ``unknown``. A mixed stream
+    is classified by what most of it is; its parser keeps the other lines as raw records."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1].rsplit("!", 1)[-1]
+    if base.lower().endswith(".gz"):
+        base = base[:-3]
+    for kind in _DECIDING:
+        if _NAMES[kind].search(base):
+            return kind
+    # A head is at the start of a line: long lines are sniffed by their first characters only.
+    sample = [ln[:_SNIFF_CHARS] for ln in lines[:_SAMPLE_LINES]]
+    sample = [_ANSI.sub("", ln) if "\x1b" in ln else ln for ln in sample]
+    scores = {kind: sum(1 for ln in sample if pat.search(ln)) for kind, pat in _CONTENT.items()}
+    best = max(scores.values(), default=0)
+    named = [k for k, pat in _NAMES.items() if pat.search(base)]
+    if best == 0:
+        for kind in _TRUSTED:
+            if kind in named:
+                return kind
+        return UNKNOWN.name
+    top = [k for k, s in scores.items() if s == best]
+    for kind in named:
+        if kind in top:
+            return kind
+    return top[0]
