@@ -1,0 +1,249 @@
+"""Error-code tables: load and validate ``rules/codes/<family>.toml`` (schema and how-to: docs/code-tables.md).
+
+A table is one family of codes (CANN ``EI0006``, ACL ``507035``, HcclResult ``9``, MindIE ``MIE04E13030A``,
+torch_npu ``ERR02200``): ``family`` (= file stem), ``title.en/.zh``, ``sources``; ``[[recognise]]`` (``regex``
+with a named group ``code``, an ``example`` line it must find, a ``near_miss`` it must not); ``[[class]]``
+(``code_regex``, ``category``, ``severity``, ``meaning.en/.zh``, ``next_step.en/.zh``, ``source``), tried in
+order, first match wins, so specific classes come first and a catch-all last; ``[[code]]`` known codes (``code``,
+``name``, the class fields but ``code_regex``, and ``echo``: true when the code usually echoes a failure elsewhere).
+
+Unknown fields are errors; every error names the file and field (``rules/codes/acl.toml: code[3].category:
+'foo' is not one of ...``). Regexes compile with polars; recognisers must stay on the DFA fast path (no Unicode
+``\\b``/``\\w``: write ``(?-u:\\b)``, ``[0-9A-Za-z_]``). ``classify`` runs ``code_regex`` with Python ``re`` too,
+so class patterns stay plain. API: ``load_families(folder)``, ``classify(family, code)``, ``find_codes(family, line)``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from diagnose.model import CATEGORIES, SEVERITIES
+
+LANGS = ("en", "zh")
+_RECOGNISE = {"regex", "example", "near_miss"}
+_CLASS = {"code_regex", "category", "severity", "meaning", "next_step", "source"}
+_CODE = {"code", "name", "category", "severity", "meaning", "next_step", "source", "echo"}
+_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_SLOW = re.compile(r"(?<!\\)(?:\\\\)*\\[bBwW]")  # a Unicode \b \B \w \W (escaped backslashes excluded)
+
+
+class CodeTableError(ValueError):
+    """One or more tables are invalid; ``errors`` lists every problem, each naming the file and field."""
+
+    def __init__(self, errors: list[str]):
+        super().__init__("\n".join(errors))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class Recogniser:
+    regex: str
+    example: str
+    near_miss: str
+
+
+@dataclass(frozen=True)
+class _Entry:
+    category: str
+    severity: str
+    meaning: dict[str, str]
+    next_step: dict[str, str]
+    source: str
+
+
+@dataclass(frozen=True)
+class CodeClass(_Entry):
+    code_regex: str = ""
+
+
+@dataclass(frozen=True)
+class KnownCode(_Entry):
+    code: str = ""
+    name: str = ""
+    echo: bool = False
+
+
+@dataclass(frozen=True)
+class CodeFamily:
+    family: str
+    title: dict[str, str]
+    sources: tuple[str, ...]
+    recognisers: tuple[Recogniser, ...]
+    classes: tuple[CodeClass, ...]
+    codes: dict[str, KnownCode] = field(default_factory=dict)
+    path: str = ""
+
+
+def builtin_codes_dir() -> Path:
+    """``<built-in rules>/codes``, found as ``diagnose.engine.rulefile.builtin_rules_dir()`` finds the rules."""
+    packaged = (here := Path(__file__).resolve().parent) / "_rules"
+    return (packaged if packaged.is_dir() else here.parent / "rules") / "codes"
+
+
+def _find(regex: str, line: str) -> list[str]:
+    matches = pl.Series([line], dtype=pl.String).str.extract_all(regex).explode().drop_nulls()
+    return matches.str.extract_groups(regex).struct.field("code").drop_nulls().to_list()
+
+
+def find_codes(family: CodeFamily, line: str) -> list[str]:
+    """Every code the family's recognisers find on ``line``, in recogniser order, without duplicates."""
+    return list(dict.fromkeys(code for rec in family.recognisers for code in _find(rec.regex, line)))
+
+
+def _code_group(pattern: str) -> str | None:
+    """The sub-pattern inside ``(?P<code>...)`` (balanced parentheses; escapes and [classes] skipped), or None."""
+    start, depth = pattern.find("(?P<code>"), 0
+    for tok in re.finditer(r"\\.|\[\^?\]?(?:\\.|[^\]])*\]|[()]|[^\\\[()]+", pattern[max(start, 0):]):
+        depth += (tok.group() == "(") - (tok.group() == ")")
+        if depth == 0 and start >= 0:
+            return pattern[start + len("(?P<code>"):start + tok.start()]
+    return None
+
+
+def classify(family: CodeFamily, code: str) -> tuple[KnownCode | None, CodeClass]:
+    """The known entry for ``code`` (or None) and the first class whose ``code_regex`` matches it."""
+    for cls in family.classes:
+        if re.search(cls.code_regex, code):
+            return family.codes.get(code), cls
+    raise LookupError(f"{family.family}: no class matches code {code!r}")
+
+
+class _Checker:
+    def __init__(self, where: str):
+        self.where, self.errors = where, []
+
+    def err(self, fld: str, msg: str) -> None:
+        self.errors.append(f"{self.where}: {fld}: {msg}")
+
+    def fields(self, fld: str, table: Any, allowed: set[str], required: set[str]) -> bool:
+        if not isinstance(table, dict):
+            return self.err(fld, "must be a table") or False
+        for key in sorted(set(table) - allowed):
+            self.err(f"{fld}.{key}" if fld else key, "unknown field")
+        for key in sorted(required - set(table)):
+            self.err(f"{fld}.{key}" if fld else key, "missing")
+        return True
+
+    def text(self, fld: str, value: Any) -> str:
+        return value if (isinstance(value, str) and value.strip()) or self.err(fld, "must be non-empty text") else ""
+
+    def choice(self, fld: str, value: Any, options: tuple[str, ...]) -> str:
+        return value if value in options or self.err(fld, f"{value!r} is not one of {', '.join(options)}") else ""
+
+    def bilingual(self, fld: str, value: Any) -> dict[str, str]:
+        if not self.fields(fld, value, set(LANGS), set(LANGS)):
+            return {}
+        return {lang: self.text(f"{fld}.{lang}", value[lang]) for lang in LANGS if lang in value}
+
+    def regex(self, fld: str, value: Any, recogniser: bool = False) -> str:
+        if not (pattern := self.text(fld, value)):
+            return ""
+        try:
+            pl.Series([""], dtype=pl.String).str.contains(pattern)
+            if not recogniser:  # classify() matches class patterns with Python re
+                re.compile(pattern)
+        except Exception as exc:  # polars ComputeError or re.error
+            return self.err(fld, f"invalid regex: {(str(exc).splitlines() or [type(exc).__name__])[0]}") or ""
+        if recogniser and _code_group(pattern) is None:
+            self.err(fld, "needs a named group (?P<code>...)")
+        if recogniser and _SLOW.search(pattern.replace("(?-u:\\b)", "").replace("(?-u:\\B)", "")):
+            self.err(fld, "Unicode \\b/\\w leave the DFA fast path: write (?-u:\\b) or [0-9A-Za-z_]")
+        if "(?i" in pattern and not pattern.isascii():
+            self.err(fld, "case-insensitive pattern with non-ASCII text")
+        return pattern
+
+
+def _entry(ck: _Checker, fld: str, raw: dict, kind: type) -> Any:
+    data = {"category": ck.choice(f"{fld}.category", raw.get("category"), CATEGORIES),
+            "severity": ck.choice(f"{fld}.severity", raw.get("severity"), SEVERITIES),
+            "meaning": ck.bilingual(f"{fld}.meaning", raw.get("meaning")),
+            "next_step": ck.bilingual(f"{fld}.next_step", raw.get("next_step")),
+            "source": ck.text(f"{fld}.source", raw.get("source"))}
+    if kind is CodeClass:
+        return CodeClass(code_regex=ck.regex(f"{fld}.code_regex", raw.get("code_regex")), **data)
+    name = ck.text(f"{fld}.name", raw.get("name"))
+    if name and not _NAME.fullmatch(name):
+        ck.err(f"{fld}.name", f"{name!r} must be lower-case words joined by '-'")
+    if not isinstance(echo := raw.get("echo", False), bool):
+        ck.err(f"{fld}.echo", "must be true or false")
+    return KnownCode(code=ck.text(f"{fld}.code", raw.get("code")), name=name, echo=echo is True, **data)
+
+
+def load_family(path: Path) -> CodeFamily:
+    """Load and validate one table; raises CodeTableError listing every problem."""
+    ck, path = _Checker(str(path)), Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise CodeTableError([f"{path}: cannot read TOML: {exc}"]) from None
+    ck.fields("", raw, {"family", "title", "sources", "recognise", "class", "code"}, {"family", "title", "sources"})
+    family = ck.text("family", raw.get("family"))
+    if family and family != path.stem:
+        ck.err("family", f"{family!r} must equal the file stem {path.stem!r}")
+    title = ck.bilingual("title", raw.get("title"))
+    sources = raw.get("sources")
+    if not isinstance(sources, list) or not sources or not all(isinstance(s, str) and s.strip() for s in sources):
+        sources = ck.err("sources", "must be a non-empty list of strings") or []
+    recs, classes, codes = [], [], {}
+    for key in ("recognise", "class", "code"):
+        items = raw.get(key, [])
+        if not isinstance(items, list) or (key != "code" and not items):
+            items = ck.err(key, f"must be a non-empty array of tables ([[{key}]])") or []
+        for i, item in enumerate(items):
+            fld = f"{key}[{i}]"
+            if key == "recognise" and ck.fields(fld, item, _RECOGNISE, _RECOGNISE):
+                recs.append(Recogniser(ck.regex(f"{fld}.regex", item.get("regex"), recogniser=True),
+                                       ck.text(f"{fld}.example", item.get("example")),
+                                       ck.text(f"{fld}.near_miss", item.get("near_miss"))))
+            elif key != "recognise" and ck.fields(fld, item, *((_CLASS, _CLASS) if key == "class" else
+                                                                (_CODE, _CODE - {"echo"}))):
+                entry = _entry(ck, fld, item, CodeClass if key == "class" else KnownCode)
+                if key == "class":
+                    classes.append(entry)
+                elif entry.code in codes:
+                    ck.err(f"{fld}.code", f"duplicate code {entry.code!r}")
+                else:
+                    codes[entry.code] = entry
+    fam = CodeFamily(family, title, tuple(sources), tuple(recs), tuple(classes), codes, str(path))
+    if not ck.errors:
+        _cross_check(ck, fam)  # needs valid regexes
+    if ck.errors:
+        raise CodeTableError(ck.errors)
+    return fam
+
+
+def _cross_check(ck: _Checker, fam: CodeFamily) -> None:
+    """Examples found, near misses not, every found or known code classified and reachable by a recogniser."""
+    for i, rec in enumerate(fam.recognisers):
+        if not (found := _find(rec.regex, rec.example)):
+            ck.err(f"recognise[{i}].example", "not found by its regex")
+        if pl.Series([rec.near_miss]).str.contains(rec.regex).item():
+            ck.err(f"recognise[{i}].near_miss", "is found by its regex")
+        for code in found:
+            if not any(re.search(c.code_regex, code) for c in fam.classes):
+                ck.err(f"recognise[{i}].example", f"code {code!r} falls into no class")
+    groups = [f"^(?:{_code_group(r.regex)})$" for r in fam.recognisers]
+    for i, code in enumerate(fam.codes):
+        if not any(re.search(c.code_regex, code) for c in fam.classes):
+            ck.err(f"code[{i}].code", f"{code!r} falls into no class")
+        if not any(pl.Series([code]).str.contains(g).item() for g in groups):
+            ck.err(f"code[{i}].code", f"{code!r} cannot be produced by any recogniser's code group")
+
+
+def load_families(folder: Path | str) -> list[CodeFamily]:
+    """Every ``*.toml`` table directly in ``folder`` (sorted); raises CodeTableError listing all problems."""
+    families, errors = [], []
+    for path in sorted(Path(folder).glob("*.toml")):
+        try:
+            families.append(load_family(path))
+        except CodeTableError as exc:
+            errors.extend(exc.errors)
+    if errors:
+        raise CodeTableError(errors)
+    return families

@@ -1,0 +1,269 @@
+"""The error-code tables under rules/codes and their loader (diagnose/codes.py)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from diagnose.codes import (
+    CodeTableError,
+    _code_group,
+    builtin_codes_dir,
+    classify,
+    find_codes,
+    load_families,
+    load_family,
+)
+from diagnose.engine.rulefile import builtin_rules_dir
+
+FAMILIES = {f.family: f for f in load_families(builtin_codes_dir())}
+RECOGNISERS = [(name, i) for name, fam in FAMILIES.items() for i in range(len(fam.recognisers))]
+
+
+def test_builtin_tables_load_and_live_next_to_the_rules():
+    assert builtin_codes_dir() == builtin_rules_dir() / "codes"
+    assert set(FAMILIES) == {"cann", "acl", "hccl", "mindie", "torch_npu"}
+    for fam in FAMILIES.values():
+        assert fam.title["en"] and fam.title["zh"] and fam.sources and fam.classes
+
+
+def test_breadth_of_the_tables():
+    counts = {name: len(fam.codes) for name, fam in FAMILIES.items()}
+    assert counts["cann"] >= 25 and counts["acl"] >= 30 and counts["mindie"] >= 12
+    assert {str(n) for n in range(25)} <= set(FAMILIES["hccl"].codes)
+    subs, kinds = ("00", "01", "02", "03", "04"), ("001", "002", "003", "004", "005", "006", "007", "008", "009",
+                                                   "010", "011", "012", "100", "200", "300")
+    assert {f"ERR{s}{k}" for s in subs for k in kinds} | {"ERR99999"} <= set(FAMILIES["torch_npu"].codes)
+
+
+@pytest.mark.parametrize(("family", "index"), RECOGNISERS)
+def test_recogniser_finds_its_example_and_not_its_near_miss(family, index):
+    fam = FAMILIES[family]
+    rec = fam.recognisers[index]
+    one = type(fam)(fam.family, fam.title, fam.sources, (rec,), fam.classes, fam.codes)
+    assert find_codes(one, rec.example)
+    assert not find_codes(one, rec.near_miss)
+
+
+@pytest.mark.parametrize(("family", "line", "code", "name"), [
+    ("cann", "EI0002: [PID: 13075] 2025-06-25-10:45:23.586.187 The wait execution of the Notify register times out.",
+     "EI0002", "hccl-notify-wait-timeout"),
+    ("cann", "EZ9999[PID: 5317] 2026-04-22-08:49:02.433.180 AclNN_Inner_Error(EZ9999):  Nnopbase fails", "EZ9999",
+     "aclnn-inner-error"),
+    ("cann", "[PID: 2267203] 2025-11-21-11:38:29.575.404 Communication_Error_Bind_IP_Port(EI0019): Failed", "EI0019",
+     "hccl-bind-port-failed"),
+    ("acl", "RuntimeError: NPU function error: AclrtSynchronizeStreamWithTimeout(copy_stream), error code is 507011",
+     "507011", "rt-model-execute"),
+    ("acl", "call aclnnMoeDistributeDispatchV3 failed, error code is 561000", "561000", "aclnn-inner"),
+    ("acl", "[GetHardwareVersion:37] [T2] get device num fail. ret = 507899", "507899", "rt-drv-internal-error"),
+    ("hccl", "RuntimeError: createHCCLComm:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:1508 HCCL function error: "
+             "HcclGetRootInfo(&hcclID), error code is 7", "7", "resource-unavailable"),
+    ("hccl", "[ERROR] HCCL(1,p):2025-05-13-02:25:58.068.817 [op_base.cc:974][3][Init]errNo[0x0000000005000009] timeout",
+     "9", "timeout"),
+    ("mindie", "[2025-05-13 02:25:58] [server] [ERROR] [daemon.cpp:88] : [MIE04E010109] worker 1234 exited",
+     "MIE04E010109", "daemon-worker-exited"),
+    ("torch_npu", "[ERROR] 2025-12-04-14:46:07 (PID:60571, Device:0, RankID:-1) ERR02200 DIST call hccl api failed.",
+     "ERR02200", "dist-hccl"),
+    ("torch_npu", "[ERROR] 2025-12-29-03:16:15 (PID:749, Device:-1, RankID:-1) ERR99999 UNKNOWN applicaiton exception",
+     "ERR99999", "unknown-application-exception"),
+])
+def test_listed_code_on_a_line_is_classified_to_its_entry(family, line, code, name):
+    fam = FAMILIES[family]
+    assert code in find_codes(fam, line)
+    known, cls = classify(fam, code)
+    assert known is not None and known.name == name
+    assert cls.category in {c.category for c in fam.classes}
+
+
+@pytest.mark.parametrize(("family", "code", "category"), [
+    ("cann", "EI0099", "communication"), ("cann", "EJ0042", "communication"), ("cann", "EL0042", "device"),
+    ("cann", "EE3333", "device"), ("cann", "EZ4321", "operators"), ("cann", "EO9999", "quantization"),
+    ("cann", "E19001", "engine"), ("cann", "EX0001", "engine"),
+    ("acl", "507999", "device"), ("acl", "507058", "device"), ("acl", "207099", "memory"),
+    ("acl", "161099", "operators"), ("acl", "561999", "operators"), ("acl", "100099", "config"),
+    ("acl", "545999", "engine"),
+    ("hccl", "25", "communication"), ("hccl", "2000", "communication"),
+    ("mindie", "MIE04E130201", "engine"), ("mindie", "MIE05E01021B", "communication"),
+    ("mindie", "MIE04E030101", "config"), ("mindie", "MIE05E010017", "kv-cache"),
+    ("mindie", "MIE03E100109", "communication"), ("mindie", "MIE04W01020B", "engine"),
+    ("torch_npu", "ERR02999", "communication"), ("torch_npu", "ERR04999", "performance"),
+    ("torch_npu", "ERR01999", "operators"),
+])
+def test_unlisted_code_falls_into_a_class_with_the_right_category(family, code, category):
+    fam = FAMILIES[family]
+    known, cls = classify(fam, code)
+    assert known is None
+    assert cls.category == category
+
+
+COMMON_NEAR_MISSES = [
+    "segfault at ptr=0x7f3a2b1c in libascendcl.so",
+    "INFO 2025-04-08 12:00:01 server started",
+    "E2E latency 1200 ms, TTFT 80 ms",
+    "Uvicorn running on http://0.0.0.0:60000 (port 16666 open)",
+    "EPOCH1 finished, EPOCH12 next",
+    "hidden_states shape [1, 7168], topk [64, 8]",
+    "(VllmWorker rank=2 pid=507011) INFO loading weights",
+]
+FAMILY_NEAR_MISSES = {
+    "cann": ["[rank7]:[E1212 12:10:10.131512730 compiler_depend.ts:1675] ProcessGroupHCCL timeout",
+             "addr 0xEE100300 id deadbeefEI0006 EEXIST EAGAIN ENOENT"],
+    "acl": ["listening on 0.0.0.0:507035", "pid 507014 exited", "error code is 7", "secret = 100000",
+            "error code is 4070351", "retCode=0x25 [aicore timeout]"],
+    "hccl": ["RuntimeError: NPU function error: aclrtSetDevice, error code is 1", "gloo: error code is 9",
+             "errNo[0x0000000007010009] rtStreamSynchronize failed", "errNo[0x000000000500000b] tcp connect failed"],
+    "mindie": ["MIE-04E13030A", "MIE04E13030AZ", "mie04e13030a", "MIE09E000001"],
+    "torch_npu": ["ERR02200.log", "ERR_DIST ERR0220 DIST", "ERR05200 DIST", "ERR02200DIST"],
+}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_lines_that_only_look_like_codes_are_not_recognised(family):
+    fam = FAMILIES[family]
+    for line in COMMON_NEAR_MISSES + FAMILY_NEAR_MISSES[family]:
+        assert find_codes(fam, line) == [], line
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_every_recognisable_code_falls_into_a_class(data):
+    fam = data.draw(st.sampled_from(sorted(FAMILIES.values(), key=lambda f: f.family)))
+    group = _code_group(data.draw(st.sampled_from(fam.recognisers)).regex)
+    code = data.draw(st.from_regex(re.compile(rf"\A(?:{group})\Z"), fullmatch=True))
+    _, cls = classify(fam, code)
+    assert cls.category and cls.meaning["en"] and cls.next_step["zh"]
+
+
+def test_echo_marks_consequences():
+    assert FAMILIES["cann"].codes["EI0002"].echo and FAMILIES["cann"].codes["EI0006"].echo
+    assert FAMILIES["hccl"].codes["9"].echo and FAMILIES["torch_npu"].codes["ERR99999"].echo
+    assert FAMILIES["mindie"].codes["MIE04E13030A"].echo and FAMILIES["mindie"].codes["MIE04E010109"].echo
+    assert not FAMILIES["acl"].codes["507014"].echo
+
+
+# ---- the validator ------------------------------------------------------------------------------------------------
+
+VALID = """
+family = "demo"
+title.en = "Demo code"
+title.zh = "示例错误码"
+sources = ["https://example.org/codes"]
+
+[[recognise]]
+regex = '(?-u:\\b)(?P<code>DM[0-9]{3})(?-u:\\b)'
+example = "failed with DM042: oops"
+near_miss = "DM0420 is a build id"
+
+[[class]]
+code_regex = '^DM0'
+category = "device"
+severity = "error"
+meaning.en = "Demo device error."
+meaning.zh = "示例设备错误。"
+next_step.en = "Run `npu-smi info`."
+next_step.zh = "执行 `npu-smi info`。"
+source = "https://example.org/codes"
+
+[[class]]
+code_regex = '^DM'
+category = "engine"
+severity = "error"
+meaning.en = "Demo error."
+meaning.zh = "示例错误。"
+next_step.en = "Read the log."
+next_step.zh = "阅读日志。"
+source = "https://example.org/codes"
+
+[[code]]
+code = "DM042"
+name = "demo-answer"
+category = "device"
+severity = "error"
+meaning.en = "The answer."
+meaning.zh = "答案。"
+next_step.en = "Ask again."
+next_step.zh = "再问一次。"
+source = "https://example.org/codes"
+echo = false
+"""
+
+
+def _write(tmp_path, text, stem="demo"):
+    folder = tmp_path / "codes"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{stem}.toml"
+    path.write_text(text, encoding="utf-8")
+    return folder, path
+
+
+def _errors(tmp_path, text, stem="demo"):
+    folder, path = _write(tmp_path, text, stem)
+    with pytest.raises(CodeTableError) as info:
+        load_families(folder)
+    return path, info.value.errors
+
+
+def test_valid_table_loads(tmp_path):
+    folder, _ = _write(tmp_path, VALID)
+    (fam,) = load_families(folder)
+    assert classify(fam, "DM042")[0].name == "demo-answer"
+    assert classify(fam, "DM077")[1].category == "device" and classify(fam, "DM777")[1].category == "engine"
+    assert find_codes(fam, "x DM042: y DM043") == ["DM042", "DM043"]
+
+
+def test_bad_category_names_file_and_field(tmp_path):
+    bad = VALID.replace('category = "device"\nseverity = "error"\nmeaning.en = "The answer."',
+                        'category = "foo"\nseverity = "error"\nmeaning.en = "The answer."')
+    path, errors = _errors(tmp_path, bad)
+    assert any(e.startswith(f"{path}: code[0].category: 'foo' is not one of mtp, quantization") for e in errors), errors
+
+
+def test_unknown_field_names_file_and_field(tmp_path):
+    path, errors = _errors(tmp_path, VALID.replace('code_regex = \'^DM0\'', 'code_regex = \'^DM0\'\ncolour = "red"'))
+    assert f"{path}: class[0].colour: unknown field" in errors
+    path, errors = _errors(tmp_path, 'owner = "me"\n' + VALID)
+    assert f"{path}: owner: unknown field" in errors
+
+
+def test_invalid_regex_names_file_and_field(tmp_path):
+    path, errors = _errors(tmp_path, VALID.replace("(?P<code>DM[0-9]{3})", "(?P<code>DM[0-9]{3}"))
+    assert any(e.startswith(f"{path}: recognise[0].regex: invalid regex") for e in errors), errors
+    path, errors = _errors(tmp_path, VALID.replace("code_regex = '^DM0'", "code_regex = '^DM(0'"))
+    assert any(e.startswith(f"{path}: class[0].code_regex: invalid regex") for e in errors), errors
+
+
+def test_slow_or_lookaround_regex_is_rejected(tmp_path):
+    path, errors = _errors(tmp_path, VALID.replace("(?-u:\\b)(?P<code>", "\\b(?P<code>"))
+    assert any(e.startswith(f"{path}: recognise[0].regex: Unicode") for e in errors), errors
+    path, errors = _errors(tmp_path, VALID.replace("(?-u:\\b)(?P<code>", "(?<=x)(?P<code>"))
+    assert any(e.startswith(f"{path}: recognise[0].regex: invalid regex") for e in errors), errors
+
+
+def test_cross_checks(tmp_path):
+    path, errors = _errors(tmp_path, VALID.replace('near_miss = "DM0420 is a build id"', 'near_miss = "see DM001"'))
+    assert f"{path}: recognise[0].near_miss: is found by its regex" in errors
+    path, errors = _errors(tmp_path, VALID.replace('code = "DM042"', 'code = "DM42"'))
+    assert f"{path}: code[0].code: 'DM42' cannot be produced by any recogniser's code group" in errors
+    no_class = VALID.replace("code_regex = '^DM'", "code_regex = '^DM8'").replace("'^DM0'", "'^DM9'")
+    path, errors = _errors(tmp_path, no_class)
+    assert f"{path}: recognise[0].example: code 'DM042' falls into no class" in errors
+    assert f"{path}: code[0].code: 'DM042' falls into no class" in errors
+    dup = VALID + VALID[VALID.index("[[code]]"):]
+    path, errors = _errors(tmp_path, dup)
+    assert f"{path}: code[1].code: duplicate code 'DM042'" in errors
+    path, errors = _errors(tmp_path, VALID, stem="other")
+    assert f"{path}: family: 'demo' must equal the file stem 'other'" in errors
+    path, errors = _errors(tmp_path, VALID.replace('name = "demo-answer"', 'name = "Demo Answer"'))
+    assert f"{path}: code[0].name: 'Demo Answer' must be lower-case words joined by '-'" in errors
+    path, errors = _errors(tmp_path, VALID.replace('meaning.zh = "答案。"\n', ""))
+    assert f"{path}: code[0].meaning.zh: missing" in errors
+
+
+def test_load_family_reports_broken_toml(tmp_path):
+    _, path = _write(tmp_path, "family = \n")
+    with pytest.raises(CodeTableError) as info:
+        load_family(path)
+    assert info.value.errors[0].startswith(f"{path}: cannot read TOML")
