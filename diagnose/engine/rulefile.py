@@ -19,6 +19,7 @@ from diagnose.engine.catalog_cache import parsed_tomls
 from diagnose.model import CATEGORIES, SEVERITIES
 
 LANGS = ("en", "zh")
+CODES_DIR = "codes"
 MATCH_KINDS = ("pattern", "threshold", "absence", "mismatch")
 
 _TOP_FIELDS = {
@@ -320,7 +321,8 @@ def load_rules(dirs: list[Path], trusted: Path | None = None) -> tuple[list[Rule
         if folder.is_file():
             files = [folder]
         elif folder.is_dir():
-            files = sorted(folder.rglob("*.toml"))
+            # `codes/` holds the error-code family tables (diagnose/codes.py), not rules.
+            files = sorted(p for p in folder.rglob("*.toml") if CODES_DIR not in p.relative_to(folder).parts[:-1])
         else:
             errors.append(RuleError(str(folder), "", "no such rule file or folder"))
             continue
