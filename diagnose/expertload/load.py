@@ -173,16 +173,23 @@ def classify(paths: list[str]) -> tuple[list[DumpFile], list[SourceFile], list[S
     return dumps, maps, logs, skipped
 
 
-def _lazy(src: SourceFile) -> pl.LazyFrame:
+IN_MEMORY_BYTES = 16 * 1024 * 1024  # a dump file up to this size is parsed once and counted in memory
+
+
+def _lazy(src: SourceFile, in_memory: bool = False) -> pl.LazyFrame:
+    """The cells as Int64 columns s0, s1, ...; streamed from disk unless ``in_memory`` and the file is small."""
     opts: dict[str, Any] = dict(has_header=False, infer_schema=False, truncate_ragged_lines=True)
     path = src.path
+    small = in_memory and (src.size or 0) <= IN_MEMORY_BYTES
     if "!" not in path and not path.lower().endswith(".gz") and os.path.isfile(path):
-        lf = pl.scan_csv(path, **opts)
+        lf = pl.read_csv(path, **opts).lazy() if small else pl.scan_csv(path, **opts)
     else:
         lf = pl.read_csv(io.BytesIO(src.read()), **opts).lazy()
+        small = True
     cols = lf.collect_schema().names()
-    return lf.select([pl.col(c).str.strip_chars().cast(pl.Int64, strict=False).fill_null(0).alias(f"s{i}")
-                      for i, c in enumerate(cols)])
+    lf = lf.select([pl.col(c).str.strip_chars().cast(pl.Int64, strict=False).fill_null(0).alias(f"s{i}")
+                    for i, c in enumerate(cols)])
+    return lf.collect().lazy() if small else lf
 
 
 def detect_layers(src: SourceFile) -> int | None:
@@ -255,10 +262,10 @@ class _Scan:
         return [s - 1 for s in self.starts[1:]] + [len(self.totals) - 1]
 
 
-def _blocks(src: SourceFile, n_layers: int, need: set[int]) -> dict[int, array]:
+def _blocks(src: SourceFile | pl.LazyFrame, n_layers: int, need: set[int]) -> dict[int, array]:
     if not need:
         return {}
-    lf = _lazy(src).with_row_index("_r").with_columns(_block=(pl.col("_r") // n_layers).cast(pl.Int64))
+    lf = (src if isinstance(src, pl.LazyFrame) else _lazy(src)).with_row_index("_r").with_columns(_block=(pl.col("_r") // n_layers).cast(pl.Int64))
     got = lf.filter(pl.col("_block").is_in(sorted(need))).sort("_r").collect(engine="streaming")
     cols = [c for c in got.columns if c.startswith("s")]
     out: dict[int, array] = {}
@@ -268,7 +275,7 @@ def _blocks(src: SourceFile, n_layers: int, need: set[int]) -> dict[int, array]:
 
 
 def _scan(f: DumpFile, n_layers: int, stat: FileStat) -> _Scan | None:
-    lf = _lazy(f.src)
+    lf = _lazy(f.src, in_memory=True)
     n_slots = len(lf.collect_schema().names())
     idx = lf.with_row_index("_r").with_columns(_block=(pl.col("_r") // n_layers).cast(pl.Int64))
     totals = (idx.group_by("_block").agg(pl.sum_horizontal(pl.all().exclude("_r", "_block")).sum().alias("t"),
@@ -289,7 +296,7 @@ def _scan(f: DumpFile, n_layers: int, stat: FileStat) -> _Scan | None:
         m = len(incs) // 2
         inc = float(incs[m]) if len(incs) % 2 else (incs[m - 1] + incs[m]) / 2
     sc = _Scan(f, stat, n_slots, t, starts, {}, inc)
-    sc.blocks = _blocks(f.src, n_layers, {0, *sc.ends()})
+    sc.blocks = _blocks(lf, n_layers, {0, *sc.ends()})
     return sc
 
 
