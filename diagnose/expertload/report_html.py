@@ -119,10 +119,8 @@ def render(result: dict[str, Any]) -> str:
         lo, hi = math.log2(HEAT_FLOOR), max(3.0, float(math.ceil(math.log2(max(top, 1.0)))))
         ticks = list(range(int(lo), int(hi) + 1))
         labels = [f"≤1/{2 ** -t}×" if t == ticks[0] else (f"1/{2 ** -t}×" if t < 0 else f"{2 ** t}×") for t in ticks]
-        stops = [(lo, "#2c5282"), (0.0, "#f7f7f7"), (1.0, "#fdd49e"), (2.0, "#fc8d59"), (3.0, "#d7301f"), (hi, "#7f0000")]
-        scale = [[(v - lo) / (hi - lo), c] for v, c in stops if v <= hi]
-        if scale[-1][0] < 1:
-            scale.append([1.0, "#7f0000"])
+        stops = [(lo, "#2c5282"), (0.0, "#f7f7f7"), (1.0, "#fdae61"), (2.0, "#e6550d"), (3.0, "#a50f15"), (hi, "#67000d")]
+        scale = [[(v - lo) / (hi - lo), c] for v, c in stops[:-1] if v < hi] + [[1.0, stops[-1][1]]]
         fig = go.Figure(go.Heatmap(
             z=z, customdata=ratio, x=list(range(len(z[0]))), y=list(range(len(z))), colorscale=scale,
             zmin=lo, zmax=hi,
