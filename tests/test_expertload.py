@@ -48,7 +48,9 @@ def tiny(tmp_path: Path) -> Path:
 
 
 def _cells(loads: pl.DataFrame, day: str, rank: int) -> list[list[int]]:
-    f = loads.filter((pl.col("day") == date.fromisoformat(day)) & (pl.col("rank") == rank)).sort("layer", "slot")
+    """The day's tokens of one rank per layer and slot (all its dumps of the day summed)."""
+    f = (loads.filter((pl.col("day") == date.fromisoformat(day)) & (pl.col("rank") == rank))
+         .group_by("layer", "slot").agg(pl.col("tokens").sum()).sort("layer", "slot"))
     return [f.filter(pl.col("layer") == li)["tokens"].to_list() for li in range(2)]
 
 
@@ -284,3 +286,27 @@ def test_current_map_with_redundant_replicas(tmp_path: Path):
     assert r["layers"][0]["rank_max_over_mean"] == pytest.approx(45 / 36.5, abs=1e-4)  # measured per rank: 45, 28
     assert r["recommendation"]["current_redundant_experts"] == 2
     assert r["hot_experts"][0]["ranks"] == [0, 1]
+
+
+def test_several_dumps_a_day_chain_in_time_order_even_when_names_sort_the_other_way(tmp_path: Path):
+    # 1 layer x 2 slots; the counters run from 0 through both dumps of the day; "evening" sorts before "morning"
+    for name, blocks in (("morning", [[[1, 1]], [[3, 2]]]), ("evening", [[[5, 6]], [[9, 7]]])):
+        folder = tmp_path / "2026-11-01" / name / "decode"
+        folder.mkdir(parents=True)
+        (folder / "decode_0.csv").write_text("".join(",".join(map(str, r)) + "\n" for b in blocks for r in b))
+        (folder / "decode_0_bak.csv").write_text((folder / "decode_0.csv").read_text())
+    loaded = load([str(tmp_path)], layers=1)
+    assert _cells(loaded.loads, "2026-11-01", 0)[:1] == [[9, 7]]  # every window of the day, once
+    assert [(Path(f.path).parent.parent.name, f.first) for f in loaded.files] == [("evening", "continues"), ("morning", "start")]
+
+
+def test_snapshot_copies_and_duplicates_add_nothing_twice(tmp_path: Path):
+    # the second dump is a longer copy of the first (the collector copies the growing file); a third is identical
+    rows = [[[2, 1]], [[4, 3]], [[7, 5]], [[8, 9]]]
+    for name, blocks in (("a", rows[:2]), ("b", rows), ("c", rows)):
+        folder = tmp_path / "2026-11-01" / name / "prefill"
+        folder.mkdir(parents=True)
+        (folder / "prefill_0.csv").write_text("".join(",".join(map(str, r)) + "\n" for b in blocks for r in b))
+    loaded = load([str(tmp_path)], layers=1)
+    assert _cells(loaded.loads, "2026-11-01", 0)[:1] == [[8, 9]]
+    assert [(f.first, f.repeated, f.counted) for f in loaded.files] == [("start", 0, 2), ("repeat", 2, 2), ("repeat", 4, 0)]

@@ -9,7 +9,6 @@ import html
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner

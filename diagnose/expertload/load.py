@@ -51,7 +51,7 @@ import json
 import os
 from array import array
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
 
 import polars as pl
@@ -263,9 +263,11 @@ class _Scan:
 
 
 def _blocks(src: SourceFile | pl.LazyFrame, n_layers: int, need: set[int]) -> dict[int, array]:
+    """The cells of the blocks ``need`` (index -> flat layer-major array)."""
     if not need:
         return {}
-    lf = (src if isinstance(src, pl.LazyFrame) else _lazy(src)).with_row_index("_r").with_columns(_block=(pl.col("_r") // n_layers).cast(pl.Int64))
+    lf = src if isinstance(src, pl.LazyFrame) else _lazy(src)
+    lf = lf.with_row_index("_r").with_columns(_block=(pl.col("_r") // n_layers).cast(pl.Int64))
     got = lf.filter(pl.col("_block").is_in(sorted(need))).sort("_r").collect(engine="streaming")
     cols = [c for c in got.columns if c.startswith("s")]
     out: dict[int, array] = {}
@@ -354,8 +356,31 @@ def _median(values: list[float]) -> float | None:
     return v[m] if len(v) % 2 else (v[m - 1] + v[m]) / 2
 
 
+def _follows(a: _Scan, b: _Scan) -> bool:
+    """Whether ``b`` reads as the dump after ``a`` (its first block continues ``a``'s last, or it holds that block)."""
+    last = a.blocks.get(len(a.totals) - 1)
+    return last is not None and (_ge(b.blocks[0], last) or (a.totals[-1] > 0 and a.totals[-1] in b.totals))
+
+
+def _order_days(chain: list[_Scan]) -> list[_Scan]:
+    """Within a day, path order (natural) unless the contents say otherwise: when a dump reads as following the
+    next one and not the other way round (names like ``morning``/``evening`` sort the wrong way), swap them."""
+    out = list(chain)
+    for _ in range(len(out)):
+        moved = False
+        for i in range(len(out) - 1):
+            a, b = out[i], out[i + 1]
+            if a.f.day == b.f.day and a.n_slots == b.n_slots and not _follows(a, b) and _follows(b, a):
+                out[i], out[i + 1] = b, a
+                moved = True
+        if not moved:
+            break
+    return out
+
+
 def _chain_loads(chain: list[_Scan], n_layers: int, stage_inc: float | None) -> list[tuple[_Scan, pl.DataFrame | None]]:
     """The load per (layer, slot) of every file of one stage and rank, in chain order."""
+    chain = _order_days(chain)
     rank_inc = _median([s.inc for s in chain if s.inc])
     out = []
     prev: _Scan | None = None
