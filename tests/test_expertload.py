@@ -138,6 +138,20 @@ def test_sample_week_planted_hot_experts_and_recommendation():
     assert r["missing"]["days"] == ["2026-11-25"]
     assert r["missing"]["rank_files"] == [{"day": "2026-11-27", "stage": "decode", "rank": 11}]
     assert r["resets"] == 32  # every file of 2026-11-23 restarts its counters once
+    # the numbers of the sample's README
+    c = r["counting"]
+    assert (c["counted"], c["windows"]) == (572, 573)
+    assert [(x["day"], x["stage"], x["rank"], x["first"]) for x in c["first_windows_not_counted"]] == [
+        ("2026-11-28", "decode", 11, "gap")]
+    # the first dumps (11-19, the previous week) and the fresh counters after the missing day start with the service
+    assert {f["day"] for f in r["files"] if f["first"] == "start"} == {"2026-11-19", "2026-11-26"}
+    assert {f["first"] for f in r["files"] if f["day"] in ("2026-11-19", "2026-11-26")} == {"start"}
+    assert c["first_windows"] == {"continues": 158, "gap": 1, "start": 32}
+    assert [round(h["load_over_mean"], 2) for h in r["hot_experts"][:4]] == [18.69, 5.93, 4.98, 2.34]
+    assert round(r["recommendation"]["before"]["max_over_mean_layer_mean"], 2) == 1.30
+    assert round(r["recommendation"]["before"]["max_over_mean_worst_layer"], 2) == 2.05
+    assert r["recommendation"]["tried"][0]["redundant_experts"] == 0
+    assert r["recommendation"]["tried"][0]["label"].startswith("suggested map, 0 redundant experts (re-arranged")
     rec = r["recommendation"]
     assert rec["redundant_experts"] == 16 and rec["slots_per_rank"] == 17
     assert rec["before"]["max_over_mean_worst_layer"] > 2.0
