@@ -324,3 +324,13 @@ def test_snapshot_copies_and_duplicates_add_nothing_twice(tmp_path: Path):
     loaded = load([str(tmp_path)], layers=1)
     assert _cells(loaded.loads, "2026-11-01", 0)[:1] == [[8, 9]]
     assert [(f.first, f.repeated, f.counted) for f in loaded.files] == [("start", 0, 2), ("repeat", 2, 2), ("repeat", 4, 0)]
+
+
+def test_first_window_threshold_is_a_parameter(tiny: Path):
+    # 11-04 rank 0: the window across the missing day is 5.48x the file's increment: counted only above that
+    strict = {(f.day, f.rank): f.first for f in load([str(tiny)]).files}
+    loose = load([str(tiny)], first_window_max=6.0)
+    assert strict[("2026-11-04", 0)] == "gap"
+    assert {(f.day, f.rank): f.first for f in loose.files}[("2026-11-04", 0)] == "continues"
+    assert _cells(loose.loads, "2026-11-04", 0) == [[101, 120], [49, 54]]  # 110-9, 130-10, 52-3, 58-4
+    assert analyse(loose)["counting"]["max_intervals"] == 6.0

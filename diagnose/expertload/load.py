@@ -140,6 +140,7 @@ class Loaded:
     skipped: list[Skipped] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     layers_source: str = ""
+    first_window_max: float = 2.0  # the size test of a file's first window (FIRST_WINDOW_MAX_INTERVALS)
 
 
 def day_of(rel: str, mtime: float | None) -> date | None:
@@ -306,7 +307,8 @@ def _ge(a: array, b: array) -> bool:
     return len(a) == len(b) and all(x >= y for x, y in zip(a, b))
 
 
-def _first_window(sc: _Scan, prev: _Scan | None, n_layers: int, typical: float | None) -> tuple[str, Any]:
+def _first_window(sc: _Scan, prev: _Scan | None, n_layers: int, typical: float | None,
+                  max_intervals: float = FIRST_WINDOW_MAX_INTERVALS) -> tuple[str, Any]:
     """(code, base) for the first window of ``sc``: base is "zero", "carry", or a block index of ``sc``."""
     st = sc.stat
     b0 = sc.blocks[0]
@@ -343,7 +345,7 @@ def _first_window(sc: _Scan, prev: _Scan | None, n_layers: int, typical: float |
     if not typical:
         return "unknown", 0
     st.ratio = round(window / typical, 4)
-    if window <= FIRST_WINDOW_MAX_INTERVALS * typical:
+    if window <= max_intervals * typical:
         return ("start" if code == "mid-run" else "continues"), base
     return code, 0
 
@@ -378,7 +380,8 @@ def _order_days(chain: list[_Scan]) -> list[_Scan]:
     return out
 
 
-def _chain_loads(chain: list[_Scan], n_layers: int, stage_inc: float | None) -> list[tuple[_Scan, pl.DataFrame | None]]:
+def _chain_loads(chain: list[_Scan], n_layers: int, stage_inc: float | None,
+                 max_intervals: float = FIRST_WINDOW_MAX_INTERVALS) -> list[tuple[_Scan, pl.DataFrame | None]]:
     """The load per (layer, slot) of every file of one stage and rank, in chain order."""
     chain = _order_days(chain)
     rank_inc = _median([s.inc for s in chain if s.inc])
@@ -386,13 +389,13 @@ def _chain_loads(chain: list[_Scan], n_layers: int, stage_inc: float | None) -> 
     prev: _Scan | None = None
     for sc in chain:
         st = sc.stat
-        code, base = _first_window(sc, prev, n_layers, sc.inc or rank_inc or stage_inc)
+        code, base = _first_window(sc, prev, n_layers, sc.inc or rank_inc or stage_inc, max_intervals)
         st.first = code
         st.first_counted = code in ("start", "continues", "restart", "repeat")
         st.chained = code in ("continues", "restart", "repeat")
         st.why = FIRST_WINDOW_WHY[code]
         if st.ratio is not None:
-            st.why += f" (first window {st.ratio:g}x the median increment; counted up to {FIRST_WINDOW_MAX_INTERVALS:g}x)"
+            st.why += f" (first window {st.ratio:g}x the median increment; counted up to {max_intervals:g}x)"
         if code == "repeat":
             st.why = f"its first {st.repeated} block(s) repeat the previous dump; counting resumes after them"
         elif code == "gap":
@@ -429,7 +432,13 @@ def _chain_loads(chain: list[_Scan], n_layers: int, stage_inc: float | None) -> 
     return out
 
 
-def load(paths: list[str], layers: int | None = None, expert_map: str | None = None) -> Loaded:
+def load(paths: list[str], layers: int | None = None, expert_map: str | None = None,
+         first_window_max: float = FIRST_WINDOW_MAX_INTERVALS) -> Loaded:
+    """Read the dumps, the expert map and EPLB lines; count the windows (module docstring).
+
+    ``first_window_max``: a file's first window with no observed predecessor is counted when it is at most this
+    many median block-to-block increments (rule 4).
+    """
     dumps, maps, logs, skipped = classify(paths)
     notes: list[str] = []
     placement = None
@@ -482,7 +491,7 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
     stage_inc = {st: _median([s.inc for (s2, _), ch in chains.items() if s2 == st for s in ch if s.inc])
                  for st in {k[0] for k in chains}}
     for (st, rank), chain in chains.items():
-        for sc, long in _chain_loads(chain, layers, stage_inc.get(st)):
+        for sc, long in _chain_loads(chain, layers, stage_inc.get(st), first_window_max):
             if long is None:
                 continue
             d = sc.f
@@ -492,7 +501,8 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
             sc.blocks.clear()
     schema = {"day": pl.Date, "stage": pl.String, "rank": pl.Int32, "layer": pl.Int32, "slot": pl.Int32, "tokens": pl.Int64}
     loads = pl.concat([f.select(list(schema)) for f in frames]) if frames else pl.DataFrame(schema=schema)
-    return Loaded(loads, layers or 0, slots, placement, read_eplb(logs), files, skipped, notes, layers_source)
+    return Loaded(loads, layers or 0, slots, placement, read_eplb(logs), files, skipped, notes, layers_source,
+                  first_window_max)
 
 
 EPLB_SIGNALS = ("eplb_imbalance_current_mean", "eplb_imbalance_current_max", "eplb_imbalance_updated_mean",

@@ -112,7 +112,7 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
     result["missing"] = {"days": [d.isoformat() for d in cal if d not in win_days], "rank_files": missing_files}
     result["files"] = [dict(f.__dict__) for f in loaded.files]
     result["resets"] = sum(f.resets for f in loaded.files)
-    result["counting"] = counting_summary(loaded.files, since, until, stage)
+    result["counting"] = counting_summary(loaded.files, since, until, stage, loaded.first_window_max)
 
     grid_e = pl.DataFrame({"layer": list(range(n_layers))}, schema={"layer": pl.Int32}).join(
         pl.DataFrame({"expert": list(range(n_exp))}, schema={"expert": pl.Int32}), how="cross")
@@ -257,7 +257,8 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
     return result
 
 
-def counting_summary(files: list, since: date, until: date, stage: str = "all") -> dict[str, Any]:
+def counting_summary(files: list, since: date, until: date, stage: str = "all",
+                     max_intervals: float = FIRST_WINDOW_MAX_INTERVALS) -> dict[str, Any]:
     """Which windows (one per dump block) were counted, in the report window, and why the others were not."""
     lo, hi = since.isoformat(), until.isoformat()
     inside = [f for f in files if f.day and lo <= f.day <= hi and (stage == "all" or f.stage == stage)]
@@ -275,11 +276,11 @@ def counting_summary(files: list, since: date, until: date, stage: str = "all") 
                 "file are block differences (a block after a counter reset counts whole). The first block counts when "
                 "it continues the previous dump of the same rank (same or previous day), when the counters were reset "
                 "since that dump, or when it is at most "
-                f"{FIRST_WINDOW_MAX_INTERVALS:g}x the file's median block-to-block increment (about one append "
+                f"{max_intervals:g}x the file's median block-to-block increment (about one append "
                 "interval: the file starts with the service, whose counters run from warm-up); otherwise the file "
                 "begins mid-run, its first block covers an unknown span and adds no load. Blocks that repeat the "
                 "previous dump (a longer copy of the same file) are skipped.",
-        "max_intervals": FIRST_WINDOW_MAX_INTERVALS,
+        "max_intervals": max_intervals,
         "files": len(inside),
         "windows": windows,
         "counted": counted,

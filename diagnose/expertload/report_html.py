@@ -39,7 +39,7 @@ h1{font-size:24px;margin-bottom:4px}h2{font-size:18px;margin-top:28px;border-bot
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #d9e2ec;padding:4px 8px;text-align:right}
 th{background:#f0f4f8}td.l,th.l{text-align:left}tr.hot td{background:#fff5f5}
 pre{background:#f7fafc;border:1px solid #d9e2ec;padding:8px;max-height:320px;overflow:auto;font-size:12px}
-.note{color:#975a16}
+.note{color:#975a16}td.n{white-space:nowrap}
 """
 
 
@@ -77,14 +77,18 @@ def _counting(c: dict[str, Any]) -> list[str]:
     out.append(f"<p class=\"meta\">Rule: {_e(c.get('rule'))}</p>")
     nc = c.get("first_windows_not_counted") or []
     if nc:
-        out.append("<table id=\"not-counted\"><tr><th class=\"l\">file not counted from its first block</th><th>day</th>"
-                   "<th>stage</th><th>rank</th><th class=\"l\">why</th></tr>")
+        days = sorted({x["day"] for x in nc if x["day"]})
+        summary = (f"{len(nc)} file{'s' if len(nc) != 1 else ''} not counted from the first block"
+                   f" ({', '.join(days[:7])}{' …' if len(days) > 7 else ''})")
+        out.append(f"<details{' open' if len(nc) <= 16 else ''}><summary>{_e(summary)}</summary>"
+                   "<table id=\"not-counted\"><tr><th class=\"l\">file</th><th>day</th>"
+                   "<th>stage</th><th>rank</th><th class=\"l\">first window</th><th class=\"l\">why</th></tr>")
         for x in nc[:200]:
-            out.append(f"<tr><td class=\"l\">{_e(x['path'])}</td><td>{_e(x['day'])}</td><td>{_e(x['stage'])}</td>"
-                       f"<td>{_e(x['rank'])}</td><td class=\"l\">{_e(x['first'])}: {_e(x['why'])}</td></tr>")
+            out.append(f"<tr><td class=\"l\">{_e(x['path'])}</td><td class=\"n\">{_e(x['day'])}</td><td>{_e(x['stage'])}</td>"
+                       f"<td>{_e(x['rank'])}</td><td class=\"l n\">{_e(x['first'])}</td><td class=\"l\">{_e(x['why'])}</td></tr>")
         if len(nc) > 200:
-            out.append(f"<tr><td class=\"l\" colspan=\"5\">… and {len(nc) - 200} more (see the JSON report)</td></tr>")
-        out.append("</table>")
+            out.append(f"<tr><td class=\"l\" colspan=\"6\">… and {len(nc) - 200} more (see the JSON report)</td></tr>")
+        out.append("</table></details>")
     return out
 
 
@@ -325,7 +329,7 @@ def render(result: dict[str, Any]) -> str:
         for f in files:
             first = f.get("first") or ""
             mark = "counted" if f.get("first_counted") else "not counted"
-            parts.append(f"<tr><td class=\"l\">{_e(f['path'])}</td><td>{_e(f['day'])}</td><td>{_e(f['blocks'])}</td>"
+            parts.append(f"<tr><td class=\"l\">{_e(f['path'])}</td><td class=\"n\">{_e(f['day'])}</td><td>{_e(f['blocks'])}</td>"
                          f"<td>{_e(f.get('counted'))}</td><td>{_e(f['resets'])}</td>"
                          f"<td class=\"l\">{_e(first)}{': ' + mark if first else ''}</td><td class=\"l\">{_e(f.get('why'))}</td>"
                          f"<td class=\"l\">{_e(f['note'])}</td></tr>")
