@@ -9,11 +9,12 @@ service restarted and its counters began again from zero) it is the block itself
 
 The first window of a file (what its first block adds) depends on what came before it. The dumps of one
 stage and rank form a chain, ordered by day and then by path (natural order: ``dump2`` before ``dump10``),
-so several dumps a day are chained in order. For the first block ``B0`` of a file, with ``P`` the previous
-dump of the chain:
+so several dumps a day are chained in order; within a day the contents override the names when a dump
+reads as following the next one and not the other way round (``_order_days``). For the first block ``B0``
+of a file, with ``P`` the previous dump of the chain:
 
-1. ``P`` holds a block equal to one of this file's blocks (a longer copy of the same growing file, or a
-   byte-identical duplicate): the blocks up to it *repeat* ``P`` and are skipped; counting resumes after it.
+1. ``P``'s last block reappears in this file (a longer copy of the same growing file, or a byte-identical
+   duplicate): the blocks up to it *repeat* ``P`` and are skipped; counting resumes after it.
 2. ``P`` is from the same or the previous day and every cell of ``B0`` is >= ``P``'s last block: the run
    *continues*; the window is ``B0 - last(P)``, counted (both ends were observed).
 3. ``P`` is from the same or the previous day and some cell fell: the counters were reset (a *restart*)
@@ -21,8 +22,9 @@ dump of the chain:
    counted whole.
 4. Otherwise (no previous dump, or one from before a missing day) the span before ``B0`` was not observed.
    The window (``B0`` itself, or ``B0 - last(P)`` when the counters ran on across the missing days) is
-   compared with the file's own windows: when its total is at most ``FIRST_WINDOW_MAX_INTERVALS`` (2) times
-   the median of the file's positive block-to-block increments, it is about one append interval: the file
+   compared with the file's own windows: when its total is at most ``FIRST_WINDOW_MAX_INTERVALS`` (2; the
+   ``first_window_max`` argument of ``load``) times the median of the file's positive block-to-block
+   increments, it is about one append interval: the file
    *starts* with the service (MindIE's counters run from warm-up, so that first block is real load) and it
    is counted. When it is larger, the file begins *mid-run* (or the window spans the missing days) and
    ``B0`` covers an unknown span: it is a baseline that adds no load. A file with a single block measures
