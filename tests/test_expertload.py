@@ -48,26 +48,34 @@ def tiny(tmp_path: Path) -> Path:
 
 
 def _cells(loads: pl.DataFrame, day: str, rank: int) -> list[list[int]]:
-    f = loads.filter((pl.col("day") == date.fromisoformat(day)) & (pl.col("rank") == rank)).sort("layer", "slot")
+    """The day's tokens of one rank per layer and slot (all its dumps of the day summed)."""
+    f = (loads.filter((pl.col("day") == date.fromisoformat(day)) & (pl.col("rank") == rank))
+         .group_by("layer", "slot").agg(pl.col("tokens").sum()).sort("layer", "slot"))
     return [f.filter(pl.col("layer") == li)["tokens"].to_list() for li in range(2)]
 
 
 def test_window_loads_are_block_differences_with_reset_and_gaps(tiny: Path):
     loaded = load([str(tiny)])
     assert loaded.n_layers == 2 and loaded.layers_source.startswith("detected")
-    # first file of a rank: its first block is a baseline
-    assert _cells(loaded.loads, "2026-11-01", 0) == [[20, 30], [10, 4]]
+    # first file of a rank: its first block (total 40) is under twice the next increment (64): the file starts
+    # with the service, whose counters run from warm-up, so the first block is load and counts whole
+    assert _cells(loaded.loads, "2026-11-01", 0) == [[30, 50], [15, 9]]
     # continues 11-01's last block, then a reset: the block after the reset counts whole
     assert _cells(loaded.loads, "2026-11-02", 0) == [[19, 30], [8, 7]]
-    # after the missing day the first block is a baseline again (its span is unknown)
+    # after the missing day the counters ran on: the first window (274) spans the gap, 5.5x the increment (50)
     assert _cells(loaded.loads, "2026-11-04", 0) == [[10, 30], [2, 8]]
-    assert _cells(loaded.loads, "2026-11-01", 1) == [[10, 4], [4, 1]]
+    assert _cells(loaded.loads, "2026-11-01", 1) == [[11, 5], [6, 3]]
+    # rank 1 on 11-04: the counters fell (a restart) and the first block is all zeros
     assert _cells(loaded.loads, "2026-11-04", 1) == [[40, 0], [1, 1]]
     assert loaded.loads["tokens"].min() >= 0
     assert sum(f.resets for f in loaded.files) == 1
-    chained = {(f.day, f.rank): f.chained for f in loaded.files}
-    assert chained == {("2026-11-01", 0): False, ("2026-11-02", 0): True, ("2026-11-04", 0): False,
-                       ("2026-11-01", 1): False, ("2026-11-04", 1): False}
+    first = {(f.day, f.rank): (f.first, f.first_counted, f.chained) for f in loaded.files}
+    assert first == {("2026-11-01", 0): ("start", True, False), ("2026-11-02", 0): ("continues", True, True),
+                     ("2026-11-04", 0): ("gap", False, False), ("2026-11-01", 1): ("start", True, False),
+                     ("2026-11-04", 1): ("start", True, False)}
+    stats = {(f.day, f.rank): f for f in loaded.files}
+    assert stats[("2026-11-01", 0)].ratio == 0.625 and stats[("2026-11-04", 0)].ratio == 5.48
+    assert [(f.windows, f.counted) for f in loaded.files] == [(2, 2), (3, 3), (2, 1), (2, 2), (2, 2)]
 
 
 def test_metrics_exact_numbers(tiny: Path):
@@ -76,22 +84,33 @@ def test_metrics_exact_numbers(tiny: Path):
     assert r["window"]["days_with_data"] == ["2026-11-01", "2026-11-02", "2026-11-04"]
     assert r["missing"] == {"days": ["2026-11-03"], "rank_files": [{"day": "2026-11-02", "stage": "decode", "rank": 1}]}
     l0, l1 = r["layers"]
-    # layer 0 experts: 49, 90, 50, 4 (mean 48.25); ranks: 139, 54
-    assert l0["tokens"] == 193 and l0["imbalance_max_over_mean"] == pytest.approx(1.8653, abs=1e-4)
-    assert l0["cv"] == pytest.approx(0.6307, abs=1e-4)
-    assert l0["rank_max_over_mean"] == pytest.approx(1.4404, abs=1e-4)
-    # layer 1 experts: 20, 19, 5, 2; ranks 39, 7
-    assert l1["imbalance_max_over_mean"] == pytest.approx(1.7391, abs=1e-4)
-    assert l1["rank_max_over_mean"] == pytest.approx(1.6957, abs=1e-4)
+    # layer 0 experts: 59, 110, 51, 5 (mean 56.25); ranks: 169, 56
+    assert l0["tokens"] == 225 and l0["imbalance_max_over_mean"] == pytest.approx(110 / 56.25, rel=1e-7)
+    assert l0["cv"] == pytest.approx(0.662253, abs=1e-5)
+    assert l0["rank_max_over_mean"] == pytest.approx(169 / 112.5, rel=1e-7)
+    # layer 1 experts: 25, 24, 7, 4; ranks 49, 11
+    assert l1["imbalance_max_over_mean"] == pytest.approx(25 / 15, rel=1e-7)
+    assert l1["rank_max_over_mean"] == pytest.approx(49 / 30, rel=1e-7)
     hot = [(h["layer"], h["expert"], h["tokens"]) for h in r["hot_experts"]]
-    assert hot == [(0, 1, 90), (1, 0, 20), (1, 1, 19)]
-    assert r["hot_experts"][0]["share"] == pytest.approx(90 / 193, abs=1e-5)
+    assert hot == [(0, 1, 110), (1, 0, 25), (1, 1, 24)]
+    assert r["hot_experts"][0]["share"] == pytest.approx(110 / 225, abs=1e-6)
     assert r["hot_experts"][0]["ranks"] == [0]
+    # per day, the same per-layer numbers: 11-01 layer 0 experts 30, 50, 11, 5; ranks 80, 16
+    d1 = r["days"][0]
+    assert d1["day"] == "2026-11-01" and d1["layers"][0]["tokens"] == 96
+    assert d1["layers"][0]["imbalance_max_over_mean"] == pytest.approx(50 / 24, rel=1e-7)
+    assert d1["layers"][0]["rank_max_over_mean"] == pytest.approx(80 / 48, rel=1e-7)
+    assert set(d1["layers"][0]) == set(l0) - {"previous_rank_max_over_mean"}
+    c = r["counting"]
+    assert (c["windows"], c["counted"], c["not_counted"]) == (11, 10, 1)
+    assert c["first_windows"] == {"continues": 1, "gap": 1, "start": 3}
+    assert [x["first"] for x in c["first_windows_not_counted"]] == ["gap"]
     rec = r["recommendation"]
-    # LPT without replicas: layer 0 -> {90,4} vs {50,49}: 99/96.5; layer 1 -> {20,2} vs {19,5}: 24/23
+    # LPT without replicas: layer 0 -> {110,5} vs {59,51}: 115/112.5; layer 1 -> {25,4} vs {24,7}: 31/30
     assert rec["redundant_experts"] == 0 and rec["reached"]
-    assert rec["after"]["max_over_mean_worst_layer"] == pytest.approx(24 / 23, abs=1e-4)
-    assert rec["before"]["max_over_mean_worst_layer"] == pytest.approx(1.6957, abs=1e-4)
+    assert rec["after"]["max_over_mean_worst_layer"] == pytest.approx(31 / 30, abs=1e-4)
+    assert rec["before"]["max_over_mean_worst_layer"] == pytest.approx(49 / 30, abs=1e-6)
+    assert rec["current"]["max_over_mean_worst_layer"] == rec["before"]["max_over_mean_worst_layer"]
     assert rec["expert_map"]["layer_list"][0]["device_list"] == [
         {"device_id": 0, "device_expert": [1, 3]}, {"device_id": 1, "device_expert": [0, 2]}]
 
@@ -119,6 +138,20 @@ def test_sample_week_planted_hot_experts_and_recommendation():
     assert r["missing"]["days"] == ["2026-11-25"]
     assert r["missing"]["rank_files"] == [{"day": "2026-11-27", "stage": "decode", "rank": 11}]
     assert r["resets"] == 32  # every file of 2026-11-23 restarts its counters once
+    # the numbers of the sample's README
+    c = r["counting"]
+    assert (c["counted"], c["windows"]) == (572, 573)
+    assert [(x["day"], x["stage"], x["rank"], x["first"]) for x in c["first_windows_not_counted"]] == [
+        ("2026-11-28", "decode", 11, "gap")]
+    # the first dumps (11-19, the previous week) and the fresh counters after the missing day start with the service
+    assert {f["day"] for f in r["files"] if f["first"] == "start"} == {"2026-11-19", "2026-11-26"}
+    assert {f["first"] for f in r["files"] if f["day"] in ("2026-11-19", "2026-11-26")} == {"start"}
+    assert c["first_windows"] == {"continues": 158, "gap": 1, "start": 32}
+    assert [round(h["load_over_mean"], 2) for h in r["hot_experts"][:4]] == [18.69, 5.93, 4.98, 2.34]
+    assert round(r["recommendation"]["before"]["max_over_mean_layer_mean"], 2) == 1.30
+    assert round(r["recommendation"]["before"]["max_over_mean_worst_layer"], 2) == 2.05
+    assert r["recommendation"]["tried"][0]["redundant_experts"] == 0
+    assert r["recommendation"]["tried"][0]["label"].startswith("suggested map, 0 redundant experts (re-arranged")
     rec = r["recommendation"]
     assert rec["redundant_experts"] == 16 and rec["slots_per_rank"] == 17
     assert rec["before"]["max_over_mean_worst_layer"] > 2.0
@@ -163,7 +196,8 @@ def test_cli_formats_and_escaping(tmp_path: Path, tiny: Path):
     assert {"layer", "imbalance_max_over_mean", "cv"} <= set(data["layers"][0])
     assert {"layer", "expert", "share", "load_over_mean"} <= set(data["hot_experts"][0])
     res = runner.invoke(main, ["expert-load", str(tiny), "--format", "markdown"])
-    assert "| 0 | 1 | 1.87 |" in res.output and "2026-11-03" in res.output
+    assert "| 0 | 1 | 1.96 |" in res.output and "2026-11-03" in res.output
+    assert "Counted windows: 10 of 11" in res.output and "gap" in res.output
     res = runner.invoke(main, ["expert-load", str(tmp_path / "nothing-here")])
     assert res.exit_code == 2
 
@@ -266,3 +300,37 @@ def test_current_map_with_redundant_replicas(tmp_path: Path):
     assert r["layers"][0]["rank_max_over_mean"] == pytest.approx(45 / 36.5, abs=1e-4)  # measured per rank: 45, 28
     assert r["recommendation"]["current_redundant_experts"] == 2
     assert r["hot_experts"][0]["ranks"] == [0, 1]
+
+
+def test_several_dumps_a_day_chain_in_time_order_even_when_names_sort_the_other_way(tmp_path: Path):
+    # 1 layer x 2 slots; the counters run from 0 through both dumps of the day; "evening" sorts before "morning"
+    for name, blocks in (("morning", [[[1, 1]], [[3, 2]]]), ("evening", [[[5, 6]], [[9, 7]]])):
+        folder = tmp_path / "2026-11-01" / name / "decode"
+        folder.mkdir(parents=True)
+        (folder / "decode_0.csv").write_text("".join(",".join(map(str, r)) + "\n" for b in blocks for r in b))
+        (folder / "decode_0_bak.csv").write_text((folder / "decode_0.csv").read_text())
+    loaded = load([str(tmp_path)], layers=1)
+    assert _cells(loaded.loads, "2026-11-01", 0)[:1] == [[9, 7]]  # every window of the day, once
+    assert [(Path(f.path).parent.parent.name, f.first) for f in loaded.files] == [("evening", "continues"), ("morning", "start")]
+
+
+def test_snapshot_copies_and_duplicates_add_nothing_twice(tmp_path: Path):
+    # the second dump is a longer copy of the first (the collector copies the growing file); a third is identical
+    rows = [[[2, 1]], [[4, 3]], [[7, 5]], [[8, 9]]]
+    for name, blocks in (("a", rows[:2]), ("b", rows), ("c", rows)):
+        folder = tmp_path / "2026-11-01" / name / "prefill"
+        folder.mkdir(parents=True)
+        (folder / "prefill_0.csv").write_text("".join(",".join(map(str, r)) + "\n" for b in blocks for r in b))
+    loaded = load([str(tmp_path)], layers=1)
+    assert _cells(loaded.loads, "2026-11-01", 0)[:1] == [[8, 9]]
+    assert [(f.first, f.repeated, f.counted) for f in loaded.files] == [("start", 0, 2), ("repeat", 2, 2), ("repeat", 4, 0)]
+
+
+def test_first_window_threshold_is_a_parameter(tiny: Path):
+    # 11-04 rank 0: the window across the missing day is 5.48x the file's increment: counted only above that
+    strict = {(f.day, f.rank): f.first for f in load([str(tiny)]).files}
+    loose = load([str(tiny)], first_window_max=6.0)
+    assert strict[("2026-11-04", 0)] == "gap"
+    assert {(f.day, f.rank): f.first for f in loose.files}[("2026-11-04", 0)] == "continues"
+    assert _cells(loose.loads, "2026-11-04", 0) == [[101, 120], [49, 54]]  # 110-9, 130-10, 52-3, 58-4
+    assert analyse(loose)["counting"]["max_intervals"] == 6.0

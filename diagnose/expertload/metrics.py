@@ -19,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-from diagnose.expertload.load import Loaded, Placement
+from diagnose.expertload.load import FIRST_WINDOW_MAX_INTERVALS, Loaded, Placement
 from diagnose.expertload.placement import map_json, recommend
 
 HOT_LOAD_OVER_MEAN = 2.0  # an expert with twice the layer's mean load is "hot"
@@ -57,7 +57,7 @@ def _stats(frame: pl.DataFrame, keys: list[str], col: str = "tokens") -> pl.Data
     ).sort(keys)
 
 
-def _r(x: float | None, n: int = 4) -> float | None:
+def _r(x: float | None, n: int = 8) -> float | None:
     return None if x is None else round(float(x), n)
 
 
@@ -83,7 +83,7 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
         "notes": notes,
     }
     if until is None or since is None:
-        result.update(layers=[], hot_experts=[], recommendation={"reached": False, "reason": "no load data"},
+        result.update(layers=[], counting={}, hot_experts=[], recommendation={"reached": False, "reason": "no load data"},
                       days=[], ranks=[], heatmap=[], trend=[], missing={"days": [], "rank_files": []}, over_threshold=[])
         return result
     in_window = pl.col("day").is_between(since, until)
@@ -110,8 +110,9 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
                 if (d, r) not in present:
                     missing_files.append({"day": d, "stage": st, "rank": r})
     result["missing"] = {"days": [d.isoformat() for d in cal if d not in win_days], "rank_files": missing_files}
-    result["files"] = [f.__dict__ for f in loaded.files]
+    result["files"] = [dict(f.__dict__) for f in loaded.files]
     result["resets"] = sum(f.resets for f in loaded.files)
+    result["counting"] = counting_summary(loaded.files, since, until, stage, loaded.first_window_max)
 
     grid_e = pl.DataFrame({"layer": list(range(n_layers))}, schema={"layer": pl.Int32}).join(
         pl.DataFrame({"expert": list(range(n_exp))}, schema={"expert": pl.Int32}), how="cross")
@@ -125,25 +126,28 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
     def rank_tokens(frame: pl.DataFrame, extra: list[str] = ()) -> pl.DataFrame:
         return frame.group_by(["layer", "rank", *extra]).agg(tokens=pl.col("tokens").sum())
 
-    et = grid_e.join(expert_tokens(win), on=["layer", "expert"], how="left").with_columns(pl.col("tokens").fill_null(0))
-    rt = grid_r.join(rank_tokens(win), on=["layer", "rank"], how="left").with_columns(pl.col("tokens").fill_null(0))
-    es, rs = _stats(et, ["layer"]), _stats(rt, ["layer"])
+    def per_layer(frame: pl.DataFrame) -> tuple[list[dict[str, Any]], pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+        """Per-layer numbers of one set of loads (the window, or one day): the same fields everywhere."""
+        et = grid_e.join(expert_tokens(frame), on=["layer", "expert"], how="left").with_columns(pl.col("tokens").fill_null(0))
+        rt = grid_r.join(rank_tokens(frame), on=["layer", "rank"], how="left").with_columns(pl.col("tokens").fill_null(0))
+        es, rs = _stats(et, ["layer"]), _stats(rt, ["layer"])
+        st = {(x["layer"], x["stage"]): x["tokens"]
+              for x in frame.group_by("layer", "stage").agg(pl.col("tokens").sum()).iter_rows(named=True)}
+        rows = [{
+            "layer": e["layer"], "tokens": int(e["total"]), "prefill_tokens": int(st.get((e["layer"], "prefill"), 0)),
+            "decode_tokens": int(st.get((e["layer"], "decode"), 0)),
+            "imbalance_max_over_mean": _r(e["max_over_mean"]), "cv": _r(e["cv"]),
+            "rank_max_over_mean": _r(r["max_over_mean"]), "rank_cv": _r(r["cv"]),
+        } for e, r in zip(es.iter_rows(named=True), rs.iter_rows(named=True))]
+        return rows, et, rt, es
+
+    layers, et, rt, es = per_layer(win)
     prev_rs = None
     if prev.height:
         pr = grid_r.join(rank_tokens(prev), on=["layer", "rank"], how="left").with_columns(pl.col("tokens").fill_null(0))
         prev_rs = {r["layer"]: r["max_over_mean"] for r in _stats(pr, ["layer"]).iter_rows(named=True)}
-    stage_tok = win.group_by("layer", "stage").agg(pl.col("tokens").sum())
-    layers = []
-    for e, r in zip(es.iter_rows(named=True), rs.iter_rows(named=True)):
-        li = e["layer"]
-        st = {s["stage"]: s["tokens"] for s in stage_tok.filter(pl.col("layer") == li).iter_rows(named=True)}
-        layers.append({
-            "layer": li, "tokens": int(e["total"]), "prefill_tokens": int(st.get("prefill", 0)),
-            "decode_tokens": int(st.get("decode", 0)),
-            "imbalance_max_over_mean": _r(e["max_over_mean"]), "cv": _r(e["cv"]),
-            "rank_max_over_mean": _r(r["max_over_mean"]), "rank_cv": _r(r["cv"]),
-            "previous_rank_max_over_mean": _r(prev_rs.get(li)) if prev_rs else None,
-        })
+    for x in layers:
+        x["previous_rank_max_over_mean"] = _r(prev_rs.get(x["layer"])) if prev_rs else None
     result["layers"] = layers
     cur = [x["rank_max_over_mean"] for x in layers if x["rank_max_over_mean"] is not None]
     old = [x["previous_rank_max_over_mean"] for x in layers if x["previous_rank_max_over_mean"] is not None]
@@ -178,7 +182,7 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
             ptot = prev_tot.filter(pl.col("layer") == li)["ptot"].sum()
             prev_lom = _r(pt / (ptot / n_exp)) if ptot else None
         hot_rows.append({
-            "layer": li, "expert": ex, "tokens": int(h["tokens"]), "share": _r(h["share"], 5),
+            "layer": li, "expert": ex, "tokens": int(h["tokens"]), "share": _r(h["share"]),
             "load_over_mean": _r(h["load_over_mean"]), "hot": bool((h["load_over_mean"] or 0) >= HOT_LOAD_OVER_MEAN),
             "ranks": sorted({r for r, dev in enumerate(place.layers[li]) for x in dev if x == ex}),
             "prefill_tokens": int(s.get("prefill", 0)), "decode_tokens": int(s.get("decode", 0)),
@@ -187,25 +191,21 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
         })
     result["hot_experts"] = hot_rows
 
-    # Trend: per day and layer, rank-level and expert-level max/mean.
-    dr = rank_tokens(win, ["day"])
-    dgrid = pl.DataFrame({"day": win_days}, schema={"day": pl.Date}).join(grid_r, how="cross")
-    dr = dgrid.join(dr, on=["day", "layer", "rank"], how="left").with_columns(pl.col("tokens").fill_null(0))
-    drs = _stats(dr, ["day", "layer"])
-    de = expert_tokens(win, ["day"])
-    degrid = pl.DataFrame({"day": win_days}, schema={"day": pl.Date}).join(grid_e, how="cross")
-    des = _stats(degrid.join(de, on=["day", "layer", "expert"], how="left").with_columns(pl.col("tokens").fill_null(0)),
-                 ["day", "layer"])
-    trend = drs.select("day", "layer", rank_max_over_mean="max_over_mean").join(
-        des.select("day", "layer", imbalance_max_over_mean="max_over_mean"), on=["day", "layer"])
-    result["trend"] = [{"day": t["day"].isoformat(), "layer": t["layer"], "rank_max_over_mean": _r(t["rank_max_over_mean"]),
-                        "imbalance_max_over_mean": _r(t["imbalance_max_over_mean"])}
-                       for t in trend.sort("day", "layer").iter_rows(named=True)]
+    # Per day: the same per-layer numbers as the window; the trend and the day summary are read from them.
+    result["days"], result["trend"] = [], []
+    for d in win_days:
+        day_frame = win.filter(pl.col("day") == d)
+        rows, _, _, _ = per_layer(day_frame)
+        ratios = [x["rank_max_over_mean"] for x in rows if x["rank_max_over_mean"] is not None]
+        result["days"].append({
+            "day": d.isoformat(), "tokens": int(day_frame["tokens"].sum()),
+            "rank_max_over_mean_layer_mean": _r(sum(ratios) / len(ratios)) if ratios else None,
+            "rank_max_over_mean_worst_layer": _r(max(ratios)) if ratios else None,
+            "layers": rows,
+        })
+        result["trend"] += [{"day": d.isoformat(), "layer": x["layer"], "rank_max_over_mean": x["rank_max_over_mean"],
+                             "imbalance_max_over_mean": x["imbalance_max_over_mean"]} for x in rows]
     result["over_threshold"] = [t for t in result["trend"] if (t["rank_max_over_mean"] or 0) > target]
-    per_day = drs.group_by("day").agg(pl.col("max_over_mean").mean().alias("mean"), pl.col("max_over_mean").max().alias("max"),
-                                      pl.col("total").sum().alias("tokens")).sort("day")
-    result["days"] = [{"day": d["day"].isoformat(), "tokens": int(d["tokens"]), "rank_max_over_mean_layer_mean": _r(d["mean"]),
-                       "rank_max_over_mean_worst_layer": _r(d["max"])} for d in per_day.iter_rows(named=True)]
     rtot = rt.group_by("rank").agg(pl.col("tokens").sum()).sort("rank")
     rstage = win.group_by("rank", "stage").agg(pl.col("tokens").sum())
     result["ranks"] = [{"rank": r["rank"], "tokens": int(r["tokens"]),
@@ -237,7 +237,17 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
                       "max_over_mean_worst_layer": _r(max(after)) if after else None, "measured": False},
             "per_layer": [{"layer": i, "before": layers[i]["rank_max_over_mean"], "after": _r(a)}
                           for i, a in enumerate(rec["per_layer_after"])],
-            "tried": rec["tried"],
+            "current": {"label": f"current placement ({current_red} redundant experts), measured",
+                        "redundant_experts": current_red,
+                        "max_over_mean_layer_mean": _r(sum(before) / len(before)) if before else None,
+                        "max_over_mean_worst_layer": _r(max(before)) if before else None, "measured": True},
+            "tried": [{**t, "label": f"suggested map, {t['redundant_experts']} redundant experts (re-arranged, estimated)"}
+                      for t in rec["tried"]],
+            "tried_note": "Every 'tried' row is a new placement computed by the method (experts re-arranged, replicas "
+                          "added), estimated on the window's loads; the 'current' row and the 'now' figures are the "
+                          "current placement as measured. A row with as many redundant experts as now can be lower "
+                          "than 'now' because it moves experts, not because it is a different statistic: all rows are "
+                          "the rank-level max/mean per layer, then the mean over layers and the worst layer.",
             "expert_map": map_json(rec["maps"]),
         }
     else:
@@ -245,6 +255,40 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
     result["recommendation"] = rec
     result["eplb"] = eplb_summary(loaded.eplb)
     return result
+
+
+def counting_summary(files: list, since: date, until: date, stage: str = "all",
+                     max_intervals: float = FIRST_WINDOW_MAX_INTERVALS) -> dict[str, Any]:
+    """Which windows (one per dump block) were counted, in the report window, and why the others were not."""
+    lo, hi = since.isoformat(), until.isoformat()
+    inside = [f for f in files if f.day and lo <= f.day <= hi and (stage == "all" or f.stage == stage)]
+    first: dict[str, int] = {}
+    for f in inside:
+        if f.first:
+            first[f.first] = first.get(f.first, 0) + 1
+    not_counted = [{"path": f.path, "day": f.day, "stage": f.stage, "rank": f.rank, "first": f.first,
+                    "why": f.why, "ratio": f.ratio} for f in inside if f.first and not f.first_counted]
+    windows = sum(f.windows for f in inside)
+    counted = sum(f.counted for f in inside)
+    repeated = sum(f.repeated for f in inside if f.first == "repeat")
+    return {
+        "rule": "one window per dump block (the load since the write before it). Windows after the first block of a "
+                "file are block differences (a block after a counter reset counts whole). The first block counts when "
+                "it continues the previous dump of the same rank (same or previous day), when the counters were reset "
+                "since that dump, or when it is at most "
+                f"{max_intervals:g}x the file's median block-to-block increment (about one append "
+                "interval: the file starts with the service, whose counters run from warm-up); otherwise the file "
+                "begins mid-run, its first block covers an unknown span and adds no load. Blocks that repeat the "
+                "previous dump (a longer copy of the same file) are skipped.",
+        "max_intervals": max_intervals,
+        "files": len(inside),
+        "windows": windows,
+        "counted": counted,
+        "not_counted": windows - counted - repeated,
+        "repeated": repeated,
+        "first_windows": dict(sorted(first.items())),
+        "first_windows_not_counted": not_counted,
+    }
 
 
 def eplb_summary(eplb: pl.DataFrame) -> dict[str, Any]:

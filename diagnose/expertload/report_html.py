@@ -9,7 +9,26 @@ from __future__ import annotations
 import base64
 import html
 import json
+import math
+from datetime import date, timedelta
 from typing import Any
+
+HEAT_FLOOR = 1 / 4  # the layer x expert colours: load / layer mean on a log2 scale, capped below at 1/4
+
+
+def _calendar(w: dict[str, Any]) -> list[str]:
+    """Every day of the report window (ISO), so that days without data show as gaps."""
+    try:
+        lo, hi = date.fromisoformat(w["since"]), date.fromisoformat(w["until"])
+    except (KeyError, TypeError, ValueError):
+        return []
+    return [(lo + timedelta(days=i)).isoformat() for i in range((hi - lo).days + 1)]
+
+
+def _shift(day: str, days: float) -> str:
+    from datetime import datetime
+
+    return (datetime.fromisoformat(day) + timedelta(days=days)).isoformat()
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1320px;color:#1f2933;padding:0 16px}
@@ -20,7 +39,7 @@ h1{font-size:24px;margin-bottom:4px}h2{font-size:18px;margin-top:28px;border-bot
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #d9e2ec;padding:4px 8px;text-align:right}
 th{background:#f0f4f8}td.l,th.l{text-align:left}tr.hot td{background:#fff5f5}
 pre{background:#f7fafc;border:1px solid #d9e2ec;padding:8px;max-height:320px;overflow:auto;font-size:12px}
-.note{color:#975a16}
+.note{color:#975a16}td.n{white-space:nowrap}
 """
 
 
@@ -32,6 +51,47 @@ def _f(x: float | None, fmt: str = "{:.2f}") -> str:
     return "n/a" if x is None else fmt.format(x)
 
 
+FIRST_LABEL = {
+    "start": "starts with the service (first block counted)",
+    "continues": "continues the previous dump (difference counted)",
+    "restart": "counters reset since the previous dump (first block counted)",
+    "repeat": "repeats the previous dump (repeated blocks skipped)",
+    "mid-run": "begins mid-run (first block not counted)",
+    "gap": "counters ran on across missing days (first window not counted)",
+    "unknown": "too few blocks to tell (first block not counted)",
+    "slots": "slot count changed (first block not counted)",
+}
+
+
+def _counting(c: dict[str, Any]) -> list[str]:
+    """Which windows were counted and why the others were not (section of the page)."""
+    if not c:
+        return []
+    rep = f", {c['repeated']} blocks that repeat an earlier dump skipped" if c.get("repeated") else ""
+    out = ["<h2 id=\"counting\">Counted windows</h2>",
+           f"<p><b>{c['counted']:,}</b> of {c['windows']:,} windows (one per dump block) in {c['files']} dump files of the "
+           f"report window are counted; <b>{c['not_counted']}</b> not counted{rep}.</p>"]
+    fw = c.get("first_windows") or {}
+    if fw:
+        out.append("<p>First window of each file: " + "; ".join(f"{n} {_e(FIRST_LABEL.get(k, k))}" for k, n in fw.items()) + ".</p>")
+    out.append(f"<p class=\"meta\">Rule: {_e(c.get('rule'))}</p>")
+    nc = c.get("first_windows_not_counted") or []
+    if nc:
+        days = sorted({x["day"] for x in nc if x["day"]})
+        summary = (f"{len(nc)} file{'s' if len(nc) != 1 else ''} not counted from the first block"
+                   f" ({', '.join(days[:7])}{' …' if len(days) > 7 else ''})")
+        out.append(f"<details{' open' if len(nc) <= 16 else ''}><summary>{_e(summary)}</summary>"
+                   "<table id=\"not-counted\"><tr><th class=\"l\">file</th><th>day</th>"
+                   "<th>stage</th><th>rank</th><th class=\"l\">first window</th><th class=\"l\">why</th></tr>")
+        for x in nc[:200]:
+            out.append(f"<tr><td class=\"l\">{_e(x['path'])}</td><td class=\"n\">{_e(x['day'])}</td><td>{_e(x['stage'])}</td>"
+                       f"<td>{_e(x['rank'])}</td><td class=\"l n\">{_e(x['first'])}</td><td class=\"l\">{_e(x['why'])}</td></tr>")
+        if len(nc) > 200:
+            out.append(f"<tr><td class=\"l\" colspan=\"6\">… and {len(nc) - 200} more (see the JSON report)</td></tr>")
+        out.append("</table></details>")
+    return out
+
+
 def render(result: dict[str, Any]) -> str:
     import plotly.graph_objects as go  # heavy: only here
 
@@ -39,37 +99,71 @@ def render(result: dict[str, Any]) -> str:
     rec = result.get("recommendation", {})
     figs: list[tuple[str, Any]] = []
     heat = result.get("heatmap") or []
+    target = rec.get("target") or 0
+    layer_rows = result.get("layers") or []
+    over = {x["layer"] for x in layer_rows if (x.get("rank_max_over_mean") or 0) > target}
+    hot_layers = {h["layer"] for h in result.get("hot_experts") or [] if h.get("hot")}
+    n_layers = len(heat) or len(layer_rows)
+
+    def layer_axis(n: int) -> dict[str, Any]:
+        """A tick and a label for every layer; layers over the target or with a hot expert in bold."""
+        text = [f"<b>{i}</b>" if (i in over or i in hot_layers) else str(i) for i in range(n)]
+        return {"tickmode": "array", "tickvals": list(range(n)), "ticktext": text, "autorange": "reversed",
+                "tickfont": {"size": 10 if n > 24 else 12}, "title": {"text": "MoE layer"}}
+
+    row_px = 15 if n_layers > 24 else 24
     if heat:
-        z = []
+        z, ratio = [], []
         for row in heat:
             mean = sum(row) / len(row) if row and sum(row) else 0
-            z.append([round(v / mean, 3) if mean else 0 for v in row])
-        fig = go.Figure(go.Heatmap(z=z, x=list(range(len(z[0]))), y=list(range(len(z))), colorscale="YlOrRd",
-                                   colorbar={"title": {"text": "load / layer mean"}},
-                                   hovertemplate="layer %{y}, expert %{x}: %{z:.2f}× mean<extra></extra>"))
-        fig.update_layout(title="Tokens per logical expert (window), relative to the layer mean",
-                          xaxis_title="logical expert", yaxis_title="MoE layer", height=max(320, 18 * len(z) + 140))
+            rr = [v / mean if mean else 0.0 for v in row]
+            ratio.append([round(x, 3) for x in rr])
+            z.append([round(math.log2(max(x, HEAT_FLOOR)), 4) for x in rr])
+        top = max((max(r) for r in ratio if r), default=1.0)
+        lo, hi = math.log2(HEAT_FLOOR), max(3.0, float(math.ceil(math.log2(max(top, 1.0)))))
+        ticks = list(range(int(lo), int(hi) + 1))
+        labels = [f"≤1/{2 ** -t}×" if t == ticks[0] else (f"1/{2 ** -t}×" if t < 0 else f"{2 ** t}×") for t in ticks]
+        stops = [(lo, "#2c5282"), (0.0, "#f7f7f7"), (1.0, "#fdae61"), (2.0, "#e6550d"), (3.0, "#a50f15"), (hi, "#67000d")]
+        scale = [[(v - lo) / (hi - lo), c] for v, c in stops[:-1] if v < hi] + [[1.0, stops[-1][1]]]
+        fig = go.Figure(go.Heatmap(
+            z=z, customdata=ratio, x=list(range(len(z[0]))), y=list(range(len(z))), colorscale=scale,
+            zmin=lo, zmax=hi,
+            colorbar={"title": {"text": f"load / layer mean<br>(log scale, 2× per step;<br>capped below at 1/{round(1 / HEAT_FLOOR)}×)"},
+                      "tickmode": "array", "tickvals": ticks, "ticktext": labels},
+            hovertemplate="layer %{y}, expert %{x}: %{customdata:.2f}× mean<extra></extra>"))
+        fig.update_layout(title="Tokens per logical expert (window), relative to the layer mean; log colour scale",
+                          xaxis_title="logical expert", yaxis=layer_axis(len(z)), height=max(320, row_px * len(z) + 160))
         figs.append(("heatmap", fig))
     trend = result.get("trend") or []
     if trend:
-        days = sorted({t["day"] for t in trend})
-        layers = sorted({t["layer"] for t in trend})
+        cal = _calendar(w)
+        days = cal or sorted({t["day"] for t in trend})
+        layers = list(range(n_layers)) if n_layers else sorted({t["layer"] for t in trend})
         idx = {(t["day"], t["layer"]): t["rank_max_over_mean"] for t in trend}
+        missing = set((result.get("missing") or {}).get("days") or [])
         fig = go.Figure(go.Heatmap(z=[[idx.get((d, li)) for d in days] for li in layers], x=days, y=layers,
-                                   colorscale="Reds", colorbar={"title": {"text": "rank max/mean"}},
+                                   colorscale="Reds", colorbar={"title": {"text": "rank max/mean"}}, hoverongaps=False,
                                    hovertemplate="%{x}, layer %{y}: %{z:.3f}<extra></extra>"))
+        for d in sorted(missing & set(days)):
+            fig.add_annotation(x=d, y=0, yref="paper", yanchor="bottom", text="no dump", showarrow=False,
+                               font={"size": 10, "color": "#975a16"})
         fig.update_layout(title="Rank-level imbalance (max/mean) per layer and day", xaxis_title="day",
-                          yaxis_title="MoE layer", height=max(300, 18 * len(layers) + 140), xaxis={"type": "category"})
+                          yaxis=layer_axis(len(layers)), height=max(300, row_px * len(layers) + 160),
+                          xaxis={"type": "category"})
         figs.append(("trend", fig))
-        per_day = result.get("days") or []
+        per_day = {d["day"]: d for d in result.get("days") or []}
+        xs = days
         fig = go.Figure()
-        fig.add_trace(go.Scatter(x=[d["day"] for d in per_day], y=[d["rank_max_over_mean_worst_layer"] for d in per_day],
-                                 mode="lines+markers", name="worst layer"))
-        fig.add_trace(go.Scatter(x=[d["day"] for d in per_day], y=[d["rank_max_over_mean_layer_mean"] for d in per_day],
-                                 mode="lines+markers", name="mean over layers"))
+        for key, name in (("rank_max_over_mean_worst_layer", "worst layer"), ("rank_max_over_mean_layer_mean", "mean over layers")):
+            fig.add_trace(go.Scatter(x=xs, y=[per_day[d][key] if d in per_day else None for d in xs],
+                                     mode="lines+markers", name=name, connectgaps=False))
+        for d in sorted(missing & set(xs)):
+            fig.add_vrect(x0=_shift(d, -0.5), x1=_shift(d, 0.5), fillcolor="#fefcbf", opacity=0.6, line_width=0,
+                          annotation_text="no dump", annotation_position="top left")
         if rec.get("target"):
             fig.add_hline(y=rec["target"], line_dash="dash", annotation_text=f"target {rec['target']}")
-        fig.update_layout(title="Rank max/mean over the week", xaxis_title="day", yaxis_title="max/mean", height=340)
+        fig.update_layout(title="Rank max/mean over the week (gaps: days without a dump)", xaxis_title="day",
+                          yaxis_title="max/mean", height=340, xaxis={"type": "date", "dtick": 86400000, "tickformat": "%m-%d"})
         figs.append(("days", fig))
     ranks = result.get("ranks") or []
     if ranks:
@@ -123,11 +217,13 @@ def render(result: dict[str, Any]) -> str:
     hot = result.get("hot_experts") or []
     n_hot = sum(1 for h in hot if h.get("hot"))
     worst_b = before.get("max_over_mean_worst_layer")
+    cur_red = rec.get("current_redundant_experts")
+    now = f"current placement{'' if cur_red is None else f' ({cur_red} redundant)'}, measured"
     parts.append("<div class=\"kpis\">"
-                 f"<div class=\"kpi {'bad' if (worst_b or 0) > rec.get('target', 9e9) else 'good'}\"><b>{_f(worst_b)}</b><span>rank max/mean now (worst layer)</span></div>"
-                 f"<div class=\"kpi\"><b>{_f(before.get('max_over_mean_layer_mean'))}</b><span>rank max/mean now (mean over layers)</span></div>"
-                 f"<div class=\"kpi good\"><b>{_f(after.get('max_over_mean_worst_layer'))}</b><span>with the suggested map (worst layer)</span></div>"
-                 f"<div class=\"kpi good\"><b>{_f(after.get('max_over_mean_layer_mean'))}</b><span>with the suggested map (mean over layers)</span></div>"
+                 f"<div class=\"kpi {'bad' if (worst_b or 0) > rec.get('target', 9e9) else 'good'}\" id=\"kpi-now-worst\"><b>{_f(worst_b)}</b><span>rank max/mean now, worst layer ({_e(now)})</span></div>"
+                 f"<div class=\"kpi\" id=\"kpi-now-mean\"><b>{_f(before.get('max_over_mean_layer_mean'))}</b><span>rank max/mean now, mean over layers ({_e(now)})</span></div>"
+                 f"<div class=\"kpi good\" id=\"kpi-after-worst\"><b>{_f(after.get('max_over_mean_worst_layer'))}</b><span>with the suggested map, worst layer (estimated)</span></div>"
+                 f"<div class=\"kpi good\" id=\"kpi-after-mean\"><b>{_f(after.get('max_over_mean_layer_mean'))}</b><span>with the suggested map, mean over layers (estimated)</span></div>"
                  f"<div class=\"kpi\"><b>{n_hot}</b><span>hot experts (≥ 2× layer mean) in the top {len(hot)}</span></div>"
                  f"<div class=\"kpi\"><b>{_e(rec.get('redundant_experts', 'n/a'))}</b><span>redundant experts suggested</span></div>"
                  "</div>")
@@ -138,10 +234,11 @@ def render(result: dict[str, Any]) -> str:
     if miss.get("rank_files"):
         warn.append("missing rank files: " + ", ".join(f"{m['day']} {m['stage']} rank {m['rank']}" for m in miss["rank_files"]))
     if result.get("resets"):
-        warn.append(f"{result['resets']} counter resets (restarts) handled: no negative loads")
+        warn.append(f"{result['resets']} counter resets (restarts) inside dump files handled: no negative loads")
     warn += result.get("notes", [])
     for text in warn:
         parts.append(f"<p class=\"note\">⚠ {_e(text)}</p>")
+    parts += _counting(result.get("counting") or {})
 
     parts.append("<h2>Hot experts</h2>")
     if hot:
@@ -172,10 +269,18 @@ def render(result: dict[str, Any]) -> str:
         parts.append("<p>Use it with vllm-ascend: <code>--additional-config '{\"eplb_config\": {\"expert_map_path\": \"expert_map.json\", "
                      f"\"num_redundant_experts\": {int(rec['redundant_experts'])}}}}}'</code>; with MindIE: "
                      "<code>models.deepseekv2.eplb.level = 1</code> and <code>expert_map_file</code> in <code>atb_llm/conf/config.json</code>.</p>")
-        tried = "".join(f"<tr><td>{t['redundant_experts']}</td><td>{_f(t['max_over_mean_layer_mean'], '{:.3f}')}</td>"
-                        f"<td>{_f(t['max_over_mean_worst_layer'], '{:.3f}')}</td></tr>" for t in rec.get("tried", []))
-        parts.append("<table><tr><th>redundant experts</th><th>max/mean, mean over layers</th><th>max/mean, worst layer</th></tr>"
-                     f"{tried}</table>")
+        cur = rec.get("current") or {}
+        rows = [f"<tr class=\"current\" id=\"row-current\"><td class=\"l\">{_e(cur.get('label', 'current placement, measured'))}</td>"
+                f"<td>{_e(cur.get('redundant_experts'))}</td><td>{_f(cur.get('max_over_mean_layer_mean'), '{:.3f}')}</td>"
+                f"<td>{_f(cur.get('max_over_mean_worst_layer'), '{:.3f}')}</td></tr>"] if cur else []
+        rows += [f"<tr><td class=\"l\">{_e(t.get('label', 'suggested map'))}</td><td>{t['redundant_experts']}</td>"
+                 f"<td>{_f(t['max_over_mean_layer_mean'], '{:.3f}')}</td><td>{_f(t['max_over_mean_worst_layer'], '{:.3f}')}</td></tr>"
+                 for t in rec.get("tried", [])]
+        parts.append("<table id=\"tried\"><tr><th class=\"l\">placement</th><th>redundant experts</th>"
+                     "<th>rank max/mean, mean over layers</th><th>rank max/mean, worst layer</th></tr>"
+                     f"{''.join(rows)}</table>")
+        if rec.get("tried_note"):
+            parts.append(f"<p class=\"meta\">{_e(rec['tried_note'])}</p>")
         if "before-after" in plots:
             parts.append(plots["before-after"])
         parts.append(f"<p><a download=\"expert_map.json\" href=\"data:application/json;base64,{b64}\">Download expert_map.json</a></p>")
@@ -219,10 +324,15 @@ def render(result: dict[str, Any]) -> str:
     if files:
         parts.append("<h2>Inputs</h2><details><summary>"
                      f"{len(files)} dump files</summary><table><tr><th class=\"l\">file</th><th>day</th><th>blocks</th>"
-                     "<th>resets</th><th>continues previous day</th><th class=\"l\">note</th></tr>")
+                     "<th>windows counted</th><th>resets</th><th class=\"l\">first window</th><th class=\"l\">why</th>"
+                     "<th class=\"l\">note</th></tr>")
         for f in files:
-            parts.append(f"<tr><td class=\"l\">{_e(f['path'])}</td><td>{_e(f['day'])}</td><td>{_e(f['blocks'])}</td>"
-                         f"<td>{_e(f['resets'])}</td><td>{'yes' if f['chained'] else 'no (baseline)'}</td><td class=\"l\">{_e(f['note'])}</td></tr>")
+            first = f.get("first") or ""
+            mark = "counted" if f.get("first_counted") else "not counted"
+            parts.append(f"<tr><td class=\"l\">{_e(f['path'])}</td><td class=\"n\">{_e(f['day'])}</td><td>{_e(f['blocks'])}</td>"
+                         f"<td>{_e(f.get('counted'))}</td><td>{_e(f['resets'])}</td>"
+                         f"<td class=\"l\">{_e(first)}{': ' + mark if first else ''}</td><td class=\"l\">{_e(f.get('why'))}</td>"
+                         f"<td class=\"l\">{_e(f['note'])}</td></tr>")
         parts.append("</table></details>")
     parts.append("<script>window.addEventListener('load',function(){document.body.setAttribute('data-plots',"
                  "String(document.querySelectorAll('.js-plotly-plot').length));"
