@@ -28,7 +28,7 @@ from diagnose.ingest.walk import ARCHIVE_ERRORS, SourceFile, _iter_tar, _iter_zi
 from diagnose.model import Skipped  # noqa: E402
 from diagnose.parsers import registry  # noqa: E402
 from diagnose.parsers.common import FileContext, lines_frame  # noqa: E402
-from diagnose.pipeline import Options, parse_sources  # noqa: E402
+from diagnose.pipeline import RuleFilters, Settings, read  # noqa: E402
 
 SEEDS = [
     b"(APIServer pid=7) INFO 09-03 14:00:10 [loggers.py:118] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
@@ -60,7 +60,7 @@ def _archives(data: bytes) -> list[bytes]:
 def one_input(data: bytes) -> None:
     # 1. The bytes as a file.
     src = SourceFile("fuzz.log", "fuzz.log", None, len(data), None, open=lambda: io.BytesIO(data))
-    parsed = parse_sources([src], Options())
+    parsed = read([src], Settings(), RuleFilters())
     if parsed.errors:
         raise AssertionError(parsed.errors)
     # 2. The bytes as an archive stream (and a mangled real archive).
@@ -75,7 +75,7 @@ def one_input(data: bytes) -> None:
             items += list(_iter_zip(zf, "f.zip", None, budget, _Ratio(len(blob)), nested=0))
         files = [i for i in items if not isinstance(i, Skipped)]
         if files:
-            parse_sources(files[:20], Options())
+            read(files[:20], Settings(), RuleFilters())
     # 3. Lines through every parser.
     text = data.decode("utf-8", errors="replace").split("\n")[:200]
     for kind in registry.names():

@@ -136,10 +136,10 @@ def _hits(findings: list[Finding], by_id: dict[str, Rule], records: pl.DataFrame
     frames = []
     for f in findings:
         rule = by_id.get(f.rule_id)
-        if rule is None or rule.match.get("kind") != "pattern":
+        if rule is None or rule.match.kind != "pattern":
             continue
         try:
-            hits = select(rule.match, records, signals, rule.sources or None)
+            hits = select(rule.match.selector, records, signals, rule.sources or None)
         except Exception:  # noqa: BLE001 - the rule already ran; a failure here only loses precision
             continue
         frames.append(hits.select("file", "line", "source", "node", "ts", "rank", "event",

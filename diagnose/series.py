@@ -48,20 +48,6 @@ class Condition:
     also: tuple[tuple[str, pl.Expr], ...] = ()
 
 
-def conditions(rules, periodic: Periodic) -> list[Condition]:
-    from diagnose.engine.select import signal_condition
-
-    names = set().union(*periodic.values()) if periodic else set()
-    out = []
-    for rule in rules:
-        m = rule.match
-        if m.get("kind") != "threshold" or m.get("signal") not in names:
-            continue
-        also = tuple((a["signal"], signal_condition(a)) for a in m.get("also", []) if isinstance(a, dict) and "signal" in a)
-        out.append(Condition(m["signal"], signal_condition(m), also))
-    return out
-
-
 def periodic_rows(periodic: Periodic) -> pl.Expr:
     """The signal rows that belong in the series."""
     cond = pl.lit(False)

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from diagnose.cli import main
-from diagnose.docs import catalog_markdown, rule_markdown
+from diagnose.authoring.docs import catalog_markdown, rule_markdown
 from diagnose.engine import builtin_rules_dir, load_rules
 from diagnose.model import CATEGORIES
 

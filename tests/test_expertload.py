@@ -21,7 +21,7 @@ from diagnose.expertload.placement import map_json, place_layer, rank_loads, rec
 from diagnose.parsers.registry import sniff
 from diagnose.parsers.common import FileContext, lines_frame
 from diagnose.parsers.expert_hotspot import parse as parse_hotspot
-from diagnose.pipeline import Options, parse_sources
+from diagnose.pipeline import RuleFilters, Settings, read
 from diagnose.ingest.walk import iter_sources
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -242,7 +242,7 @@ INFO 11-24 10:12:11 [eplb_worker.py:318] [eplb/worker] Expert hotness imbalance,
 def test_eplb_signals_both_formats(tmp_path: Path):
     p = tmp_path / "vllm_server.log"
     p.write_text(EPLB_LINES)
-    sig = parse_sources(iter_sources([str(p)]), Options()).signals
+    sig = read(iter_sources([str(p)]), Settings(), RuleFilters()).signals
     got = {(r["line"], r["signal"]): r["value"] for r in sig.iter_rows(named=True) if r["signal"].startswith("eplb_")}
     assert got == {
         (1, "eplb_imbalance_current_mean"): 1.233, (1, "eplb_imbalance_current_max"): 1.87,

@@ -189,10 +189,10 @@ def test_parsers_never_raise_and_account_for_every_line(kind, lines):
 @given(data=st.binary(max_size=4096))
 def test_arbitrary_bytes_through_the_whole_pipeline(data):
     from diagnose.ingest.walk import SourceFile
-    from diagnose.pipeline import Options, parse_sources
+    from diagnose.pipeline import RuleFilters, Settings, read
 
     src = SourceFile("fuzz.log", "fuzz.log", None, len(data), None, open=lambda: io.BytesIO(data))
-    parsed = parse_sources([src], Options())
+    parsed = read([src], Settings(), RuleFilters())
     assert not parsed.errors
     assert len(parsed.inputs) + len(parsed.skipped) == 1
     if parsed.inputs:
@@ -227,7 +227,7 @@ def test_time_budget_lists_what_was_not_reached(tmp_path: Path):
         (tmp_path / f"f{i}.log").write_text(hostile.GOOD)
     result = run_cli("--budget", "max_seconds=1", "--format", "json", str(tmp_path))
     assert result.exit_code == 0  # nothing unreadable, nothing wrong: the budget was not hit this fast
-    import diagnose.pipeline as pipeline
+    import diagnose.pipeline.reading as pipeline
 
     real = pipeline.time.monotonic
     ticks = iter([0.0] + [10.0] * 100)

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from conftest import SAMPLES, run_json
-from diagnose.engine.fixtures import evaluate
+from diagnose.authoring.fixtures import evaluate
 from diagnose.parsers.registry import sniff
 from diagnose.parsers import mindie, mindie_config, vllm
 from diagnose.parsers.common import FileContext, lines_frame

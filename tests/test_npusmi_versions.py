@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from diagnose.engine.fixtures import run_rule_tests
+from diagnose.authoring.fixtures import run_rule_tests
 from diagnose.engine.kinds import match_mismatch
 from diagnose.parsers.registry import sniff
 from diagnose.model import conform_signals
@@ -13,7 +13,7 @@ from diagnose.parsers.registry import signal_docs
 from diagnose.parsers import npusmi, versions
 from diagnose.parsers.registry import parser_for
 from diagnose.parsers.common import FileContext, lines_frame
-from diagnose.pipeline import Options, analyze, read_inputs
+from diagnose.pipeline import RuleFilters, Settings, analyze, read_paths
 
 A2 = """\
 [root@node-1 ~]# npu-smi info
@@ -489,7 +489,7 @@ def _write(tmp_path, files: dict[str, str]):
 def test_two_node_npu_smi_pair_fires_driver_mismatch(tmp_path):
     node0 = A3.replace("24.1.rc3.7", "25.0.rc1.1")
     _write(tmp_path, {"node-0/npu-smi-info.txt": node0, "node-1/npu-smi-info.txt": A3})
-    report = analyze([str(tmp_path)], Options())
+    report = analyze([str(tmp_path)], Settings())
     assert not report.errors
     f = next(f for f in report.findings if f.rule_id == "VER001")
     assert f.facts["odd_where"] == "node-1" and f.facts["odd_value"] == "24.1.rc3.7" and f.nodes == ["node-1"]
@@ -504,23 +504,23 @@ def test_driver_on_one_file_cann_on_another_gives_the_combo(tmp_path):
             "node-1/ascend_toolkit_install.info": TOOLKIT_INFO.replace("8.3.RC2", "9.0.1"),
         },
     )
-    report = analyze([str(tmp_path)], Options())
+    report = analyze([str(tmp_path)], Settings())
     f = next(f for f in report.findings if f.rule_id == "VER004")
     assert "24.1.rc3.7" in f.summary and "9.0.1" in f.summary and f.nodes == ["node-1"]
 
 
 def test_inventory_paste_gives_a_versions_finding(tmp_path):
     _write(tmp_path, {"inventory.log": INVENTORY})
-    report = analyze([str(tmp_path)], Options())
+    report = analyze([str(tmp_path)], Settings())
     assert "VER003" in [f.rule_id for f in report.findings]
 
 
 def test_healthy_a3_has_no_warning(tmp_path):
     _write(tmp_path, {"npu_smi_info.log": "NPU:\n" + A3})
-    report = analyze([str(tmp_path)], Options())
+    report = analyze([str(tmp_path)], Settings())
     assert report.inputs[0].kind == "npu-smi"
     assert [f.rule_id for f in report.findings if f.severity != "info"] == []
-    parsed = read_inputs([str(tmp_path)], Options())
+    parsed = read_paths([str(tmp_path)], Settings(), RuleFilters())
     assert parsed.signals.filter(pl.col("signal") == "hbm_used_mb").height == 4
 
 

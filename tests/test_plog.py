@@ -9,12 +9,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from diagnose.engine.fixtures import evaluate
+from diagnose.authoring.fixtures import evaluate
 from diagnose.engine.rulefile import rule_from_dict
 from diagnose.parsers.registry import sniff
 from diagnose.model import Finding
 from diagnose.parsers.plog import file_ids
-from diagnose.pipeline import Options, analyze, read_inputs
+from diagnose.pipeline import RuleFilters, Settings, analyze, read_paths
 from diagnose.rootcause import find_root_cause
 
 from conftest import SAMPLES, run_json
@@ -26,7 +26,7 @@ def parse(tmp_path: Path, rel: str, text: str):
     path = tmp_path / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text.lstrip("\n"), encoding="utf-8")
-    parsed = read_inputs([str(tmp_path)], Options())
+    parsed = read_paths([str(tmp_path)], Settings(), RuleFilters())
     assert not parsed.errors, parsed.errors
     return parsed
 
@@ -252,7 +252,7 @@ RuntimeError: EJ0002: [PID: 40211] 2026-07-15-12:45:31.202.787 The network port 
 """
     path = tmp_path / "port-down.log"
     path.write_text(text.lstrip())
-    report = analyze([str(path)], Options())
+    report = analyze([str(path)], Settings())
     ids = [f.rule_id for f in report.findings]
     assert ids[0] == "COMM004" and "COMM008" in ids
     assert "192.168.20.148 (device 0)" in report.findings[0].summary
@@ -307,7 +307,7 @@ def _waiting_plogs(tmp_path: Path, ranks: range, node: str, peer: str = "10.0.0.
 
 def test_silent_peer_gets_a_root_cause_finding(tmp_path):
     _waiting_plogs(tmp_path, range(0, 3), "node-0")
-    report = analyze([str(tmp_path)], Options())
+    report = analyze([str(tmp_path)], Settings())
     first = report.findings[0]
     assert first.rule_id == "RC001" and not first.consequence
     assert "3 ranks timed out waiting" in first.summary and "10.0.0.12/5" in first.summary
@@ -322,7 +322,7 @@ def test_earliest_unmatched_error_is_the_first_failing_rank(tmp_path):
         "[INFO] HCCL(7003,python3):2026-03-15-03:04:11.056.069 [op_base.cc:1021][7003]Entry-HcclCommInitRootInfoInner:ranks[4], rank[3], rootinfo: host ip[10.0.0.11] port[60000]\n"
         "[ERROR] GE(7003,python3):2026-03-15-03:10:20.100.200 [graph_manager.cc:88]7003 RunGraph: something unusual failed\n"
     )
-    report = analyze([str(tmp_path)], Options())
+    report = analyze([str(tmp_path)], Settings())
     first = report.findings[0]
     assert first.rule_id == "RC001"
     assert first.summary.startswith("Rank 3 on node-1 failed first at 2026-03-15 03:10:20.100; 3 ranks timed out")
@@ -342,7 +342,7 @@ def test_zh_sentence(tmp_path):
         "[INFO] HCCL(7005,python3):2026-03-15-03:04:11.056.069 [op_base.cc:1021][7005]Entry-HcclCommInitRootInfoInner:ranks[4], rank[5], rootinfo: host ip[10.0.0.11] port[60000]\n"
         "[ERROR] RUNTIME(7005,python3):2026-03-15-03:10:31.338.412 [device_error_proc.cc:1412]7005 ProcessStarsCoreErrorInfo:Kernel task happen error, retCode=0x25, [aicore timeout].\n"
     )
-    report = analyze([str(tmp_path)], Options(lang="zh"))
+    report = analyze([str(tmp_path)], Settings(lang="zh"))
     first = report.findings[0]
     assert first.rule_id == "DEV010"
     assert first.summary.startswith("节点 node-1 上的rank 5 最先失败")
@@ -370,7 +370,7 @@ def test_connect_timeouts_on_every_rank_point_at_the_silent_peer(tmp_path):
         d = tmp_path / "node-0" / "plog"
         d.mkdir(parents=True, exist_ok=True)
         (d / f"plog-{pid}_20260315020311845.log").write_text(text)
-    report = analyze([str(tmp_path)], Options())
+    report = analyze([str(tmp_path)], Settings())
     first = report.findings[0]
     assert first.rule_id == "RC001"
     assert "rank 12 (10.20.1.16)" in first.summary and "3 ranks timed out" in first.summary
@@ -391,7 +391,7 @@ def test_bad_plog_input_never_raises(tmp_path):
         "garbage \x01 line\n"
         "[INFO] GE(1,):2026-01-01-00:00:00 [x.cc:2]3 no fraction\n"
     )
-    parsed = read_inputs([str(tmp_path)], Options())
+    parsed = read_paths([str(tmp_path)], Settings(), RuleFilters())
     assert not parsed.errors
     rows = parsed.records.sort("line").to_dicts()
     assert rows[0]["parsed"] and rows[0]["ts"] is None and rows[0]["component"] == "HCCL"
@@ -407,7 +407,7 @@ def test_an_older_unrelated_error_is_not_the_first_failure(tmp_path):
         "[INFO] HCCL(7003,python3):2026-03-14-03:04:11.056.069 [op_base.cc:1021][7003]Entry-HcclCommInitRootInfoInner:ranks[4], rank[3], rootinfo: host ip[10.0.0.11] port[60000]\n"
         "[ERROR] RUNTIME(7003,python3):2026-03-14-03:10:31.338.412 [device_error_proc.cc:1412]7003 ProcessStarsCoreErrorInfo:Kernel task happen error, retCode=0x25, [aicore timeout].\n"
     )
-    report = analyze([str(tmp_path)], Options())
+    report = analyze([str(tmp_path)], Settings())
     assert report.findings[0].rule_id == "RC001"
     assert "name 10.0.0.12/5" in report.findings[0].summary or "10.0.0.12/5" in report.findings[0].summary
 

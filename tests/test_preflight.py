@@ -344,13 +344,13 @@ def test_bundle_non_default_args_line_only(tmp_path):
 
 
 def test_rule_fixtures_do_not_run_the_bundle_tap():
-    from diagnose.pipeline import Options, parse_sources
+    from diagnose.pipeline import RuleFilters, Settings, read
     from diagnose.ingest.walk import SourceFile
     import io
 
     data = b"non-default args: {'model': '/m/DeepSeek-R1', 'tensor_parallel_size': 32}\n"
     src = SourceFile(path="x.log", rel="x.log", node=None, size=len(data), mtime=None, open=lambda: io.BytesIO(data))
-    parsed = parse_sources([src], Options(kind="vllm"))
+    parsed = read([src], Settings(kind="vllm"), RuleFilters())
     assert parsed.signals.filter(pl.col("source") == "preflight").height == 0
 
 

@@ -7,7 +7,7 @@ import json
 import polars as pl
 import pytest
 
-from diagnose.engine.fixtures import evaluate, run_rule_tests
+from diagnose.authoring.fixtures import evaluate, run_rule_tests
 from diagnose.parsers import parser_for
 from diagnose.parsers.common import FileContext, lines_frame
 from diagnose.parsers.profiling import cross_file_signals, folder_key, rank_from_path

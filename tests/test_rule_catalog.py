@@ -7,7 +7,7 @@ import json
 import pytest
 
 from diagnose.engine import builtin_rules_dir, load_rules
-from diagnose.engine.fixtures import run_rule_tests
+from diagnose.authoring.fixtures import run_rule_tests
 from diagnose.model import CATEGORIES
 
 RULES, ERRORS = load_rules([builtin_rules_dir()])
@@ -71,7 +71,7 @@ def test_rule_is_bilingual_and_filed_by_category(rule):
 from click.testing import CliRunner  # noqa: E402
 
 from diagnose.cli import main  # noqa: E402
-from diagnose.engine.fixtures import evaluate  # noqa: E402
+from diagnose.authoring.fixtures import evaluate  # noqa: E402
 
 BY_ID = {r.id: r for r in RULES}
 

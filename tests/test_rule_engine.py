@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnose.engine.fixtures import evaluate
+from diagnose.authoring.fixtures import evaluate
 from diagnose.engine.rulefile import RuleError, load_rule, rule_from_dict
 from diagnose.engine.run import render
 
@@ -165,10 +165,10 @@ def test_rules_run_together_fire_exactly_as_they_do_alone():
         make({"kind": "pattern", "regex": "fine", "field": "text", "level": ["INFO"]}, id="USR006"),
     ]
     alone = [r.id for r in rules if evaluate(r, log, "x.log", "vllm")[0]]
-    from diagnose.engine.fixtures import _source
+    from diagnose.authoring.fixtures import _source
     from diagnose.engine.run import run_rules
-    from diagnose.pipeline import Options, parse_sources
+    from diagnose.pipeline import RuleFilters, Settings, read
 
-    parsed = parse_sources([_source("x.log", log)], Options(kind="vllm"))
+    parsed = read([_source("x.log", log)], Settings(kind="vllm"), RuleFilters())
     together, errors = run_rules(rules, parsed.records, parsed.signals)
     assert alone == ["USR001", "USR006"] and [f.rule_id for f in together] == alone and not errors

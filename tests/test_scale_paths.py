@@ -13,7 +13,7 @@ import pytest
 
 from diagnose.ingest.lines import CHUNK_BYTES, TextInfo, head_lines, iter_line_chunks, peek_head, read_table
 from diagnose.ingest.reread import read_lines
-from diagnose.pipeline import Options, analyze
+from diagnose.pipeline import Settings, analyze
 from diagnose.series import signal_rows
 
 from conftest import run_json
@@ -125,7 +125,7 @@ def _metric_log(path: Path, n: int, saturated: range) -> None:
 def test_periodic_metrics_go_to_the_series_and_rules_still_see_every_sample(tmp_path: Path):
     log = tmp_path / "vllm-serve.log"
     _metric_log(log, 400, range(200, 230))
-    options = Options()
+    options = Settings()
     report = analyze([str(tmp_path)], options)
     kv = [f for f in report.findings if f.rule_id == "KV001"]
     assert kv, [f.rule_id for f in report.findings]
@@ -144,16 +144,19 @@ def test_evidence_on_a_line_not_kept_in_memory_is_read_back_from_the_file(tmp_pa
 
     log = tmp_path / "vllm-serve.log"
     _metric_log(log, 100, range(0, 0))
-    options = Options()
+    options = Settings()
     report = analyze([str(tmp_path)], options)
     hits = pl.DataFrame({"file": [str(log)], "line": [57], "vtext": [None], "value": [40.0]},
                         schema={"file": pl.String, "line": pl.UInt32, "vtext": pl.String, "value": pl.Float64})
-    evidence = _evidence(hits, report.signals.clear().select("file", "line", pl.lit("").alias("text")))
+    from diagnose.ingest.reread import read_lines
+
+    evidence = _evidence(hits, report.signals.clear().select("file", "line", pl.lit("").alias("text")),
+                         read_back=read_lines)
     assert "Engine 000: Avg prompt throughput" in evidence[0].text and evidence[0].line == 57
 
 
 def test_large_files_parsed_in_parallel_give_the_same_report_every_time(tmp_path: Path, monkeypatch):
-    monkeypatch.setattr("diagnose.pipeline.WORKERS", 2)  # the default on four or more cores
+    monkeypatch.setattr("diagnose.pipeline.reading.WORKERS", 2)  # the default on four or more cores
     for node in range(3):
         folder = tmp_path / f"node-{node}"
         folder.mkdir()

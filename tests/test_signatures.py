@@ -9,9 +9,10 @@ import polars as pl
 import pytest
 
 from diagnose import signatures as sig
+from diagnose.authoring import starter
 from diagnose.engine.rulefile import load_rule
 from diagnose.model import conform_records
-from diagnose.pipeline import Options, analyze
+from diagnose.pipeline import Settings, analyze
 
 from conftest import SAMPLES, run_cli, run_json
 
@@ -174,7 +175,7 @@ def test_rule_explained_traceback_is_excluded_by_event(tmp_path):
     log = tmp_path / "node-0" / "vllm-serve.log"
     log.parent.mkdir()
     log.write_text(VLLM_LOG)
-    report = analyze([str(tmp_path)], Options())
+    report = analyze([str(tmp_path)], Settings())
     assert "MEM001" in [f.rule_id for f in report.findings]
     sigs = [u["signature"] for u in report.unrecognised]
     # the OOM exception line and its opener ("WorkerProc hit an exception.") belong to the explained event
@@ -233,7 +234,7 @@ def test_starter_rule_from_report_passes_rules_test(sample, tmp_path):
     files = list(out.glob("USR001.*.toml"))
     assert len(files) == 1
     rule = load_rule(files[0])
-    assert rule.sources == ["plog"] and rule.severity == "error" and rule.match["kind"] == "pattern"
+    assert rule.sources == ["plog"] and rule.severity == "error" and rule.match.kind == "pattern"
     assert "TODO" in rule.remediation["en"] and rule.remediation.get("zh")
     assert [t.fires for t in rule.tests] == [True, False]
     quiet = rule.tests[1].log
@@ -265,9 +266,9 @@ def test_starter_rule_from_signature_alone_and_with_an_example(tmp_path):
 def test_signature_regex_matches_what_the_mask_took():
     msg = ("connect 10.0.0.12:16666 took 2.50 GiB at 2026-03-15-03:10:31.339.402 pid=4410 rank[3] device_id=5 "
            "addr 0x7f3a file /a/b/c.py req chatcmpl-9a trace 123e4567-e89b-12d3-a456-426614174000 n=-12.5")
-    pattern = sig.signature_regex(masked(msg))
+    pattern = starter.signature_regex(masked(msg))
     assert pl.Series([msg]).str.contains(pattern)[0]
-    assert pl.Series([sig.sample_line(masked(msg))]).str.contains(pattern)[0]
+    assert pl.Series([starter.sample_line(masked(msg))]).str.contains(pattern)[0]
 
 
 def test_rules_new_usage_errors(tmp_path):

@@ -8,18 +8,15 @@ import polars as pl
 import pytest
 
 from conftest import SAMPLES, run_cli, run_json
-from diagnose.compare import (
-    Baseline,
-    compare_rows,
-    comparison_markdown,
-    load_baseline,
-    quant_policy,
-)
-from diagnose.engine.fixtures import evaluate
+from diagnose.report.comparison import comparison_markdown
+from diagnose.validation.baseline import load_baseline
+from diagnose.validation.compare import compare_rows
+from diagnose.validation.values import Baseline, quant_policy
+from diagnose.authoring.fixtures import evaluate
 from diagnose.parsers.registry import sniff
 from diagnose.parsers import accuracy, bench_results, comparison
 from diagnose.parsers.common import FileContext, lines_frame
-from diagnose.pipeline import Options, analyze
+from diagnose.pipeline import Settings, analyze
 
 SAMPLE = SAMPLES / "validation-regression"
 
@@ -361,14 +358,14 @@ def test_comparison_numbers_and_verdicts():
 
 
 def test_toml_baseline(tmp_path):
-    base = load_baseline(str(SAMPLE / "expected-DeepSeek-R1-W8A8.toml"), Options())
+    base = load_baseline(str(SAMPLE / "expected-DeepSeek-R1-W8A8.toml"))
     assert base.quantization == "W8A8" and not base.errors
     rows = {(r["metric"], r["scope"]): r for r in base.rows}
     assert rows[("accuracy", "AIME2024")] == {"metric": "accuracy", "scope": "AIME2024", "value": 80.0, "tol": 3.0}
     assert rows[("failed_requests", "")]["value"] == 0
     bad = tmp_path / "b.toml"
     bad.write_text('[performance]\nwhatever_ms_typo = "x"\nfoo = 3\n')
-    assert load_baseline(str(bad), Options()).errors
+    assert load_baseline(str(bad)).errors
 
 
 def test_quantization_policy_and_not_comparable(tmp_path):
@@ -395,7 +392,7 @@ def test_server_mismatch_fact(tmp_path):
     (tmp_path / "vllm-server.log").write_text(
         "(APIServer pid=1) INFO 11-25 13:58:40 [utils.py:233] non-default args: {'model': '/models/DeepSeek-R1-W8A8', "
         "'tensor_parallel_size': 16}\n")
-    report = analyze([str(tmp_path)], Options())
+    report = analyze([str(tmp_path)], Settings())
     found = {f.rule_id: f for f in report.findings}
     assert "VAL008" in found and found["VAL008"].count == 2  # tp and model
     assert any("bench=8 server=16" in e.text for e in found["VAL008"].evidence)
@@ -437,14 +434,14 @@ def test_json_report_as_baseline(tmp_path):
 def test_text_and_markdown_table():
     result = run_cli("--no-color", str(SAMPLE / "run"), "--baseline", str(SAMPLE / "baseline"))
     assert "Comparison with the baseline" in result.stdout and "regressed (±10%)" in result.stdout
-    report = analyze([str(SAMPLE / "run")], Options(baseline=str(SAMPLE / "baseline")))
+    report = analyze([str(SAMPLE / "run")], Settings(baseline=str(SAMPLE / "baseline")))
     md = comparison_markdown(report)
     assert "| p99_tpot_ms | openai-infqps-concurrency64-DeepSeek-R1-W8A8 | 52.1 | 67.73 | +30.00% | **regressed" in md
-    assert comparison_markdown(analyze([str(SAMPLE / "run" / "node0")], Options())) == ""
+    assert comparison_markdown(analyze([str(SAMPLE / "run" / "node0")], Settings())) == ""
 
 
 def test_no_results_no_comparisons_key():
-    report = analyze([str(SAMPLE / "run" / "node0")], Options())
+    report = analyze([str(SAMPLE / "run" / "node0")], Settings())
     assert "comparisons" not in report.to_dict()
 
 

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import polars as pl
 
-from diagnose.engine.rulefile import duration_seconds
+from diagnose.engine.match import AbsenceMatch, MismatchMatch, PatternMatch, Selector, ThresholdMatch
 from diagnose.engine.select import select, select_signal, signal_condition
 from diagnose.series import signal_rows
 
@@ -21,66 +21,67 @@ class Match:
     facts: dict[str, Any] = field(default_factory=dict)
 
 
-def match_pattern(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sources, path: str,
-                  series: pl.DataFrame | None = None, **_) -> Match | None:
-    hits = select(m, records, signals, sources, series)
+def match_pattern(m: PatternMatch, records: pl.DataFrame, signals: pl.DataFrame, sources,
+                  series: pl.DataFrame | None = None) -> Match | None:
+    hits = select(m.selector, records, signals, sources, series)
     if hits.height == 0:
         return None
     # A multi-line message (a traceback) counts once: keep the first matching line of each event.
     events = hits.unique(subset=["file", "event"], keep="first", maintain_order=True).sort(["ts", "file", "line"], nulls_last=True)
-    need = int(m.get("min_count", 1))
+    need = m.min_count
     if events.height < need:
         return None
-    if "window" in m and need > 1:
-        window = timedelta(seconds=duration_seconds(m["window"], path, "match.window"))
+    if m.window_s is not None and need > 1:
+        window = timedelta(seconds=m.window_s)
         ts = events["ts"].drop_nulls().sort()
         spans = ts.shift(-(need - 1)) - ts
         if not (spans.drop_nulls() <= window).any():
             return None
     facts: dict[str, Any] = {}
-    if "regex" in m:
+    if m.selector.regex is not None:
         first = events.head(1)
-        groups = first.select(pl.col("vtext").str.extract_groups(m["regex"])).to_series()[0] or {}
+        groups = first.select(pl.col("vtext").str.extract_groups(m.selector.regex)).to_series()[0] or {}
         facts.update({k: v for k, v in groups.items() if not k.isdigit() and v is not None})
-    if m.get("classify"):
+    if m.classify:
         facts["phase"] = _classify(m, events, records)
     return Match(events, events.height, facts)
 
 
-def _classify(m: dict, events: pl.DataFrame, records: pl.DataFrame) -> str:
+def _classify(m: PatternMatch, events: pl.DataFrame, records: pl.DataFrame) -> str:
     """Label the matched events by the first classifier that matches any line of any matched event."""
     keys = events.select("file", "event").unique()
     text = records.join(keys, on=["file", "event"], how="semi").select("message").to_series()
-    for label, pattern in m["classify"].items():
+    for label, pattern in m.classify:
         if text.str.contains(pattern).any():
             return label
-    return m.get("classify_default", "unknown")
+    return m.classify_default
 
 
-def match_threshold(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sources, path: str,
-                    series: pl.DataFrame | None = None, **_) -> Match | None:
-    base = signal_rows(m["signal"], signals, series)
+def match_threshold(m: ThresholdMatch, records: pl.DataFrame, signals: pl.DataFrame, sources,
+                    series: pl.DataFrame | None = None) -> Match | None:
+    sources = m.signal_sources if m.signal_sources is not None else sources
+    base = signal_rows(m.signal, signals, series)
     if sources:
         base = base.filter(pl.col("source").is_in(sources))
-    if "engine_regex" in m:
-        base = base.filter(pl.col("engine").fill_null("").str.contains(m["engine_regex"]))
+    if m.engine_regex is not None:
+        base = base.filter(pl.col("engine").fill_null("").str.contains(m.engine_regex))
     if base.height == 0:
         return None
-    cond = signal_condition({k: m[k] for k in ("above", "below") if k in m})
+    cond = signal_condition(Selector(above=m.above, below=m.below))
     frame = base.select("file", "line", "source", "node", "ts", "engine", "value").with_columns(_ok=cond)
     also_names = []
-    for i, extra in enumerate(m.get("also", [])):
-        other = select_signal({"signal": extra["signal"]}, signals, sources, series).select(
+    for i, extra in enumerate(m.also):
+        other = select_signal(Selector(signal=extra.signal), signals, sources, series).select(
             "file", "line", "engine", pl.col("value").alias(f"_a{i}")
         )
         frame = frame.join(other.unique(["file", "line", "engine"]), on=["file", "line", "engine"], how="left")
         frame = frame.with_columns(_ok=pl.col("_ok") & _cond_on(f"_a{i}", extra).fill_null(False))
-        also_names.append((f"_a{i}", extra["signal"]))
+        also_names.append((f"_a{i}", extra.signal))
     group = ["file", "node", "engine"]
     frame = frame.sort(group + ["line"], nulls_last=True).with_columns(
         _run=(pl.col("_ok") != pl.col("_ok").shift(1)).fill_null(True).cast(pl.Int32).cum_sum().over(group)
     )
-    rising = m.get("rising")
+    rising = m.rising
     rising_col = next((c for c, s in also_names if s == rising), None)
     aggs = [
         pl.len().alias("n"),
@@ -97,15 +98,15 @@ def match_threshold(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sourc
         aggs += [pl.col(col).first().alias(f"{name}_first"), pl.col(col).max().alias(f"{name}_max"),
                  pl.col(col).last().alias(f"{name}_last")]
     runs = frame.filter(pl.col("_ok")).group_by(group + ["_run"], maintain_order=True).agg(aggs)
-    runs = runs.filter(pl.col("n") >= int(m.get("samples", 1)))
-    if "sustained" in m:
-        need = timedelta(seconds=duration_seconds(m["sustained"], path, "match.sustained"))
+    runs = runs.filter(pl.col("n") >= m.samples)
+    if m.sustained_s is not None:
+        need = timedelta(seconds=m.sustained_s)
         runs = runs.filter((pl.col("end") - pl.col("start")) >= need)
     if rising_col:
         runs = runs.filter(pl.col(f"{rising}_max") > pl.col(f"{rising}_first"))
     if runs.height == 0:
         return None
-    above = "above" in m
+    above = m.above is not None
     runs = runs.sort(["n", "vmax" if above else "vmin"], descending=[True, above])
     worst = runs.row(0, named=True)
     peak_line = worst["peak_line_max"] if above else worst["peak_line_min"]
@@ -117,7 +118,7 @@ def match_threshold(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sourc
     duration = (worst["end"] - worst["start"]) if worst["end"] and worst["start"] else None
     facts = {
         "value": worst["vmax"] if above else worst["vmin"],
-        "threshold": m.get("above", m.get("below")),
+        "threshold": m.above if above else m.below,
         "samples": worst["n"],
         "duration": _fmt_duration(duration),
         "engine": worst["engine"],
@@ -133,12 +134,12 @@ def match_threshold(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sourc
     return Match(hits, all_samples.height, facts)
 
 
-def _cond_on(col: str, sel: dict) -> pl.Expr:
+def _cond_on(col: str, sel: Selector) -> pl.Expr:
     cond = pl.lit(True)
-    if "above" in sel:
-        cond = cond & (pl.col(col) > sel["above"])
-    if "below" in sel:
-        cond = cond & (pl.col(col) < sel["below"])
+    if sel.above is not None:
+        cond = cond & (pl.col(col) > sel.above)
+    if sel.below is not None:
+        cond = cond & (pl.col(col) < sel.below)
     return cond
 
 
@@ -168,14 +169,14 @@ def _fmt_duration(d: timedelta | None) -> str:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
-def match_absence(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sources, path: str,
-                  series: pl.DataFrame | None = None, **_) -> Match | None:
-    scope = {"bundle": [], "node": ["node"], "file": ["file"]}[m.get("scope", "bundle")]
-    when = select(m["when"], records, signals, sources, series)
+def match_absence(m: AbsenceMatch, records: pl.DataFrame, signals: pl.DataFrame, sources,
+                  series: pl.DataFrame | None = None) -> Match | None:
+    scope = {"bundle": [], "node": ["node"], "file": ["file"]}[m.scope]
+    when = select(m.when, records, signals, sources, series)
     if when.height == 0:
         return None
-    missing = select(m["missing"], records, signals, sources, series)
-    require = select(m["require"], records, signals, sources, series) if "require" in m else None
+    missing = select(m.missing, records, signals, sources, series)
+    require = select(m.require, records, signals, sources, series) if m.require is not None else None
     if not scope:
         if missing.height or (require is not None and require.height == 0):
             return None
@@ -205,14 +206,15 @@ def match_absence(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sources
     return Match(evidence, firing.height, facts)
 
 
-def match_mismatch(m: dict, records: pl.DataFrame, signals: pl.DataFrame, sources, path: str,
-                   series: pl.DataFrame | None = None, **_) -> Match | None:
-    across = m.get("across", "node")
-    frame = signal_rows(m["signal"], signals, series)
+def match_mismatch(m: MismatchMatch, records: pl.DataFrame, signals: pl.DataFrame, sources,
+                   series: pl.DataFrame | None = None) -> Match | None:
+    across = m.across
+    sources = m.signal_sources if m.signal_sources is not None else sources
+    frame = signal_rows(m.signal, signals, series)
     if sources:
         frame = frame.filter(pl.col("source").is_in(sources))
     key = {"node": "node", "device": "engine", "engine": "engine", "file": "file"}[across]
-    within = m.get("within")
+    within = m.within
     k = pl.col(key).fill_null(pl.col("file"))
     if key == "engine" and within != "node":
         # npu0 on node-0 and npu0 on node-1 are different cards: qualify devices by their node.
@@ -221,8 +223,8 @@ def match_mismatch(m: dict, records: pl.DataFrame, signals: pl.DataFrame, source
         _v=pl.coalesce(pl.col("text"), pl.col("value").cast(pl.String)).str.strip_chars(),
         _k=k,
     ).filter(pl.col("_v").is_not_null() & (pl.col("_v") != ""))
-    if "ignore_regex" in m:
-        frame = frame.filter(~pl.col("_v").str.contains(m["ignore_regex"]))
+    if m.ignore_regex is not None:
+        frame = frame.filter(~pl.col("_v").str.contains(m.ignore_regex))
     if within:
         # Only differences inside one node (or file) count: keep the groups that disagree within themselves.
         frame = frame.with_columns(_w=pl.col(within).fill_null("") if within == "node" else pl.col("file"))

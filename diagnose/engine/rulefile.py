@@ -16,22 +16,16 @@ from typing import Any
 import polars as pl
 
 from diagnose.engine.catalog_cache import parsed_tomls
+from diagnose.engine.match import ACROSS, LEVELS, SCHEMA, SCOPES, SELECTOR_FIELDS, WITHIN, Match, match_from
 from diagnose.model import CATEGORIES, SEVERITIES
 
 LANGS = ("en", "zh")
 CODES_DIR = "codes"
-MATCH_KINDS = ("pattern", "threshold", "absence", "mismatch")
+MATCH_KINDS = tuple(SCHEMA)
 
 _TOP_FIELDS = {
     "id", "name", "category", "severity", "sources", "title", "description", "summary", "remediation",
     "references", "match", "test", "consequence", "aliases", "tags",
-}
-_SELECTOR_FIELDS = {"regex", "not_regex", "field", "level", "signal", "above", "below", "text_regex", "sources"}
-_MATCH_FIELDS = {
-    "pattern": _SELECTOR_FIELDS | {"kind", "min_count", "window", "classify", "classify_default"},
-    "threshold": {"kind", "signal", "above", "below", "samples", "sustained", "also", "rising", "sources", "engine_regex"},
-    "absence": {"kind", "when", "missing", "require", "scope"},
-    "mismatch": {"kind", "signal", "across", "within", "sources", "ignore_regex"},
 }
 _TEST_FIELDS = {"name", "log", "file", "kind", "path", "fires", "lines", "summary_contains"}
 _ID = re.compile(r"^[A-Z][A-Z0-9]*-?\d{3}$")
@@ -40,10 +34,12 @@ _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)$")
 
 
 class RuleError(Exception):
-    """A rule file that cannot be used. ``str()`` names the file and field."""
+    """A rule file that cannot be used. ``str()`` names the file and field of the first problem; ``errors``
+    lists every problem found in the file (each a RuleError)."""
 
-    def __init__(self, path: str, field_name: str, message: str):
+    def __init__(self, path: str, field_name: str, message: str, more: list["RuleError"] | None = None):
         self.path, self.field, self.message = path, field_name, message
+        self.errors: list[RuleError] = [self] + list(more or [])
         super().__init__(f"{path}: {field_name}: {message}" if field_name else f"{path}: {message}")
 
 
@@ -70,7 +66,7 @@ class Rule:
     summary: dict[str, str]
     remediation: dict[str, str]
     references: list[str]
-    match: dict[str, Any]
+    match: Match
     tests: list[RuleTest] = field(default_factory=list)
     consequence: bool = False
     aliases: list[str] = field(default_factory=list)
@@ -118,24 +114,137 @@ def check_regex(pattern: Any, path: str, field_name: str, compile_it: bool = Tru
     return pattern
 
 
-def _lang_table(data: dict, key: str, path: str, required: bool) -> dict[str, str]:
-    value = data.get(key)
-    if value is None:
-        if required:
-            raise RuleError(path, key, "missing (a table with `en` and `zh`, e.g. title.en = \"...\")")
-        return {}
-    if isinstance(value, str):
-        return {"en": value}
-    if not isinstance(value, dict):
-        raise RuleError(path, key, "must be a table of languages (en, zh)")
-    for lang, text in value.items():
-        if lang not in LANGS:
-            raise RuleError(path, f"{key}.{lang}", f"unknown language; use one of {', '.join(LANGS)}")
-        if not isinstance(text, str):
-            raise RuleError(path, f"{key}.{lang}", "must be a string")
-    if required and "en" not in value:
-        raise RuleError(path, f"{key}.en", "missing")
-    return dict(value)
+class _Check:
+    """Collects every problem of one rule file (a typo must not hide the next one)."""
+
+    def __init__(self, path: str, compile_patterns: bool):
+        self.path, self.compile_patterns = path, compile_patterns
+        self.errors: list[RuleError] = []
+
+    def fail(self, field_name: str, message: str) -> None:
+        self.errors.append(RuleError(self.path, field_name, message))
+
+    def attempt(self, fn, *args):
+        try:
+            return fn(*args)
+        except RuleError as exc:
+            self.errors.append(exc)
+            return None
+
+    def regex(self, value: Any, where: str) -> None:
+        self.attempt(check_regex, value, self.path, where, self.compile_patterns)
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            first = self.errors[0]
+            raise RuleError(first.path, first.field, first.message, self.errors[1:])
+
+    def lang_table(self, data: dict, key: str, required: bool) -> dict[str, str]:
+        value = data.get(key)
+        if value is None:
+            if required:
+                self.fail(key, "missing (a table with `en` and `zh`, e.g. title.en = \"...\")")
+            return {}
+        if isinstance(value, str):
+            return {"en": value}
+        if not isinstance(value, dict):
+            self.fail(key, "must be a table of languages (en, zh)")
+            return {}
+        for lang, text in value.items():
+            if lang not in LANGS:
+                self.fail(f"{key}.{lang}", f"unknown language; use one of {', '.join(LANGS)}")
+            elif not isinstance(text, str):
+                self.fail(f"{key}.{lang}", "must be a string")
+        if required and "en" not in value:
+            self.fail(f"{key}.en", "missing")
+        return {k: v for k, v in value.items() if k in LANGS and isinstance(v, str)}
+
+    def value(self, kind: str, value: Any, where: str) -> None:
+        """One field of a [match] table against its type in engine/match.py SCHEMA."""
+        if kind == "regex":
+            self.regex(value, where)
+        elif kind == "number":
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                self.fail(where, "must be a number")
+        elif kind == "int":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                self.fail(where, "must be a whole number of at least 1")
+        elif kind == "str":
+            if not isinstance(value, str) or not value:
+                self.fail(where, "must be a non-empty string")
+        elif kind == "duration":
+            self.attempt(duration_seconds, value, self.path, where)
+        elif kind == "sources":
+            if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+                self.fail(where, "must be a list of source kinds, e.g. [\"vllm\", \"mindie\"]")
+        elif kind == "field":
+            if value not in ("message", "text"):
+                self.fail(where, "must be `message` (header stripped) or `text` (whole line)")
+        elif kind == "levels":
+            levels = [value] if isinstance(value, str) else value
+            bad = [x for x in levels if x not in LEVELS] if isinstance(levels, list) else [value]
+            if bad:
+                self.fail(where, f"{bad[0]!r} is not DEBUG, INFO, WARNING, ERROR or CRITICAL")
+        elif kind == "classify":
+            if not isinstance(value, dict):
+                self.fail(where, "must be a table of label = regex")
+            else:
+                for label, pattern in value.items():
+                    self.regex(pattern, f"{where}.{label}")
+        elif kind == "scope":
+            if value not in SCOPES:
+                self.fail(where, "must be bundle, node or file")
+        elif kind == "across":
+            if value not in ACROSS:
+                self.fail(where, "must be node, device, engine or file")
+        elif kind == "within":
+            if value not in WITHIN:
+                self.fail(where, "must be node or file (compare only inside one node or file)")
+        elif kind == "selector":
+            self.selector(value, where)
+        elif kind == "selectors":
+            if not isinstance(value, list):
+                self.fail(where, "must be a list of tables")
+            else:
+                for i, item in enumerate(value):
+                    self.selector(item, f"{where}[{i}]")
+
+    def selector(self, sel: Any, where: str) -> None:
+        if not isinstance(sel, dict):
+            self.fail(where, "must be a table")
+            return
+        for key in sorted(set(sel) - set(SELECTOR_FIELDS)):
+            self.fail(f"{where}.{key}", "unknown field")
+        if "regex" not in sel and "signal" not in sel:
+            self.fail(where, "needs `regex` (over log lines) or `signal` (a parsed value)")
+        for key, value in sel.items():
+            if key in SELECTOR_FIELDS:
+                self.value(SELECTOR_FIELDS[key][0], value, f"{where}.{key}")
+
+    def match(self, match: Any) -> None:
+        if not isinstance(match, dict):
+            self.fail("match", "must be a table")
+            return
+        kind = match.get("kind")
+        if kind not in SCHEMA:
+            self.fail("match.kind", f"{kind!r} is not one of {', '.join(SCHEMA)}")
+            return
+        fields = SCHEMA[kind]
+        for key in sorted(set(match) - set(fields) - {"kind"}):
+            self.fail(f"match.{key}", f"unknown field for kind {kind!r}")
+        for key, value in match.items():
+            if key in fields:
+                self.value(fields[key][0], value, f"match.{key}")
+        if kind == "pattern" and "regex" not in match and "signal" not in match:
+            self.fail("match", "needs `regex` (over log lines) or `signal` (a parsed value)")
+        if kind in ("threshold", "mismatch") and "signal" not in match:
+            self.fail("match.signal", "missing")
+        if kind == "threshold" and ("above" in match) == ("below" in match):
+            self.fail("match", "give exactly one of `above` or `below`")
+        if kind == "absence":
+            for key in ("when", "missing"):
+                if key not in match:
+                    self.fail(f"match.{key}", "missing")
 
 
 def load_rule(path: Path, check_patterns: bool = True) -> Rule:
@@ -150,120 +259,52 @@ def load_rule(path: Path, check_patterns: bool = True) -> Rule:
 
 
 def rule_from_dict(data: dict, sp: str, folder: Path | None = None, check_patterns: bool = True) -> Rule:
-    """A validated rule. ``check_patterns=False`` skips compiling its regular expressions (the built-in
-    catalog, whose patterns the test suite compiles; a user's rule is always checked)."""
-    unknown = set(data) - _TOP_FIELDS
-    if unknown:
-        raise RuleError(sp, sorted(unknown)[0], f"unknown field (allowed: {', '.join(sorted(_TOP_FIELDS))})")
+    """A validated rule, or a RuleError listing every problem of the file. ``check_patterns=False`` skips
+    compiling its regular expressions (the built-in catalog, whose patterns the test suite compiles; a
+    user's rule is always checked)."""
+    ck = _Check(sp, check_patterns)
+    for key in sorted(set(data) - _TOP_FIELDS):
+        ck.fail(key, f"unknown field (allowed: {', '.join(sorted(_TOP_FIELDS))})")
     for key in ("id", "name", "category", "severity", "match"):
         if key not in data:
-            raise RuleError(sp, key, "missing")
-    rid = data["id"]
-    if not isinstance(rid, str) or not _ID.match(rid):
-        raise RuleError(sp, "id", f"{rid!r} must look like KV001 or MTP-001 (capitals, then three digits)")
-    if not isinstance(data["name"], str) or not _NAME.match(data["name"]):
-        raise RuleError(sp, "name", "must be lower-case words joined by '-', e.g. kv-cache-saturated")
-    if data["category"] not in CATEGORIES:
-        raise RuleError(sp, "category", f"{data['category']!r} is not one of {', '.join(CATEGORIES)}")
-    if data["severity"] not in SEVERITIES:
-        raise RuleError(sp, "severity", f"{data['severity']!r} is not one of {', '.join(SEVERITIES)}")
+            ck.fail(key, "missing")
+    rid = data.get("id")
+    if "id" in data and (not isinstance(rid, str) or not _ID.match(rid)):
+        ck.fail("id", f"{rid!r} must look like KV001 or MTP-001 (capitals, then three digits)")
+    if "name" in data and (not isinstance(data["name"], str) or not _NAME.match(data["name"])):
+        ck.fail("name", "must be lower-case words joined by '-', e.g. kv-cache-saturated")
+    if "category" in data and data["category"] not in CATEGORIES:
+        ck.fail("category", f"{data['category']!r} is not one of {', '.join(CATEGORIES)}")
+    if "severity" in data and data["severity"] not in SEVERITIES:
+        ck.fail("severity", f"{data['severity']!r} is not one of {', '.join(SEVERITIES)}")
     sources = data.get("sources", [])
     if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
-        raise RuleError(sp, "sources", "must be a list of source kinds, e.g. [\"vllm\", \"mindie\"]")
+        ck.fail("sources", "must be a list of source kinds, e.g. [\"vllm\", \"mindie\"]")
     refs = data.get("references", [])
     if not isinstance(refs, list) or not all(isinstance(s, str) for s in refs):
-        raise RuleError(sp, "references", "must be a list of strings")
-    match = _check_match(data["match"], sp, check_patterns)
+        ck.fail("references", "must be a list of strings")
+    if "match" in data:
+        ck.match(data["match"])
+    texts = {key: ck.lang_table(data, key, key in ("title", "remediation"))
+             for key in ("title", "description", "summary", "remediation")}
+    ck.raise_if_any()
     rule = Rule(
         id=rid,
         name=data["name"],
         category=data["category"],
         severity=data["severity"],
         sources=sources,
-        title=_lang_table(data, "title", sp, True),
-        description=_lang_table(data, "description", sp, False),
-        summary=_lang_table(data, "summary", sp, False),
-        remediation=_lang_table(data, "remediation", sp, True),
+        **texts,
         references=refs,
-        match=match,
+        match=match_from(data["match"], lambda v, where: duration_seconds(v, sp, where)),
         consequence=bool(data.get("consequence", False)),
         aliases=list(data.get("aliases", [])),
         path=sp,
     )
-    rule.tests = [_check_test(t, i, sp, folder, rule) for i, t in enumerate(data.get("test", []))]
+    tests = [ck.attempt(_check_test, t, i, sp, folder, rule) for i, t in enumerate(data.get("test", []))]
+    ck.raise_if_any()
+    rule.tests = tests
     return rule
-
-
-def _check_selector(sel: Any, sp: str, where: str, check_patterns: bool = True) -> dict:
-    if not isinstance(sel, dict):
-        raise RuleError(sp, where, "must be a table")
-    unknown = set(sel) - _SELECTOR_FIELDS
-    if unknown:
-        raise RuleError(sp, f"{where}.{sorted(unknown)[0]}", "unknown field")
-    if "regex" not in sel and "signal" not in sel:
-        raise RuleError(sp, where, "needs `regex` (over log lines) or `signal` (a parsed value)")
-    for key in ("regex", "not_regex", "text_regex"):
-        if key in sel:
-            check_regex(sel[key], sp, f"{where}.{key}", check_patterns)
-    if sel.get("field", "message") not in ("message", "text"):
-        raise RuleError(sp, f"{where}.field", "must be `message` (header stripped) or `text` (whole line)")
-    for key in ("above", "below"):
-        if key in sel and not isinstance(sel[key], (int, float)):
-            raise RuleError(sp, f"{where}.{key}", "must be a number")
-    level = sel.get("level")
-    if level is not None:
-        levels = [level] if isinstance(level, str) else level
-        bad = [x for x in levels if x not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")]
-        if bad:
-            raise RuleError(sp, f"{where}.level", f"{bad[0]!r} is not DEBUG, INFO, WARNING, ERROR or CRITICAL")
-    return sel
-
-
-def _check_match(match: Any, sp: str, check_patterns: bool = True) -> dict:
-    if not isinstance(match, dict):
-        raise RuleError(sp, "match", "must be a table")
-    kind = match.get("kind")
-    if kind not in MATCH_KINDS:
-        raise RuleError(sp, "match.kind", f"{kind!r} is not one of {', '.join(MATCH_KINDS)}")
-    unknown = set(match) - _MATCH_FIELDS[kind]
-    if unknown:
-        raise RuleError(sp, f"match.{sorted(unknown)[0]}", f"unknown field for kind {kind!r}")
-    if kind == "pattern":
-        _check_selector({k: v for k, v in match.items() if k in _SELECTOR_FIELDS}, sp, "match", check_patterns)
-        if "window" in match:
-            duration_seconds(match["window"], sp, "match.window")
-        for label, pattern in (match.get("classify") or {}).items():
-            check_regex(pattern, sp, f"match.classify.{label}", check_patterns)
-    elif kind == "threshold":
-        if "signal" not in match:
-            raise RuleError(sp, "match.signal", "missing")
-        if ("above" in match) == ("below" in match):
-            raise RuleError(sp, "match", "give exactly one of `above` or `below`")
-        if "sustained" in match:
-            duration_seconds(match["sustained"], sp, "match.sustained")
-        for i, cond in enumerate(match.get("also", [])):
-            _check_selector(cond, sp, f"match.also[{i}]", check_patterns)
-        if "engine_regex" in match:
-            check_regex(match["engine_regex"], sp, "match.engine_regex", check_patterns)
-    elif kind == "absence":
-        for key in ("when", "missing"):
-            if key not in match:
-                raise RuleError(sp, f"match.{key}", "missing")
-            _check_selector(match[key], sp, f"match.{key}", check_patterns)
-        if "require" in match:
-            _check_selector(match["require"], sp, "match.require", check_patterns)
-        if match.get("scope", "bundle") not in ("bundle", "node", "file"):
-            raise RuleError(sp, "match.scope", "must be bundle, node or file")
-    elif kind == "mismatch":
-        if "signal" not in match:
-            raise RuleError(sp, "match.signal", "missing")
-        if match.get("across", "node") not in ("node", "device", "engine", "file"):
-            raise RuleError(sp, "match.across", "must be node, device, engine or file")
-        if "ignore_regex" in match:
-            check_regex(match["ignore_regex"], sp, "match.ignore_regex", check_patterns)
-        if match.get("within", "node") not in ("node", "file"):
-            raise RuleError(sp, "match.within", "must be node or file (compare only inside one node or file)")
-    return match
 
 
 def _check_test(t: Any, i: int, sp: str, folder: Path | None, rule: Rule) -> RuleTest:
@@ -317,6 +358,7 @@ def load_rules(dirs: list[Path], trusted: Path | None = None) -> tuple[list[Rule
     rules: list[Rule] = []
     errors: list[RuleError] = []
     seen: dict[str, str] = {}
+    named: dict[str, str] = {}
     for folder in dirs:
         if folder.is_file():
             files = [folder]
@@ -335,11 +377,15 @@ def load_rules(dirs: list[Path], trusted: Path | None = None) -> tuple[list[Rule
                 else:
                     rule = load_rule(path, check_patterns=trusted is None or not path.is_relative_to(trusted))
             except RuleError as exc:
-                errors.append(exc)
+                errors.extend(exc.errors)
                 continue
             if rule.id in seen:
                 errors.append(RuleError(str(path), "id", f"{rule.id} is already defined in {seen[rule.id]}"))
                 continue
+            if rule.name in named:  # `rules show NAME` and --select NAME must name one rule
+                errors.append(RuleError(str(path), "name", f"{rule.name!r} is already the name of {named[rule.name]}"))
+                continue
             seen[rule.id] = str(path)
+            named[rule.name] = rule.id
             rules.append(rule)
     return rules, errors

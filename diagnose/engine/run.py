@@ -4,29 +4,34 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable
 
 import polars as pl
 
 from diagnose.engine.kinds import KINDS, Match
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.select import record_condition
-from diagnose.ingest.reread import read_lines
 from diagnose.model import Evidence, Finding
 
 MAX_EVIDENCE = 5
 _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([^{}]*))?\}")
 
 
+# Reads lines back from a file: (display path, line numbers) -> {line: text}. The pipeline hands one in
+# (diagnose/ingest/reread.py); the engine itself never opens a file.
+ReadBack = Callable[[str, set[int]], dict[int, str]]
+
+
 def run_rules(
     rules: list[Rule], records: pl.DataFrame, signals: pl.DataFrame, lang: str = "en",
-    texts: pl.DataFrame | None = None, series: pl.DataFrame | None = None,
+    texts: pl.DataFrame | None = None, series: pl.DataFrame | None = None, read_back: ReadBack | None = None,
 ) -> tuple[list[Finding], list[str]]:
     """Findings in catalog order (rank.py orders them) and internal errors, one per failing rule.
 
     ``texts`` (file, line, text) holds the lines that only carried signals: rules do not scan them, but a
     finding built on a signal shows its line as evidence. ``series`` holds every periodic metric sample
-    (diagnose/series.py), of which ``signals`` keeps only those rules can report.
+    (diagnose/series.py), of which ``signals`` keeps only those rules can report; ``read_back`` gives the
+    text of evidence lines kept in neither.
     """
     findings: list[Finding] = []
     errors: list[str] = []
@@ -37,10 +42,9 @@ def run_rules(
         if rule.id in quiet:
             continue
         try:
-            match = KINDS[rule.match["kind"]](rule.match, records, signals, rule.sources or None, rule.path,
-                                              series=series)
+            match = KINDS[rule.match.kind](rule.match, records, signals, rule.sources or None, series=series)
             if match is not None:
-                findings.append(build_finding(rule, match, records, lang, signals, texts))
+                findings.append(build_finding(rule, match, records, lang, signals, texts, read_back))
         except Exception as exc:  # one broken rule must not take the run down; the report says so
             errors.append(f"rule {rule.id} ({rule.path}) failed: {type(exc).__name__}: {exc}")
     return findings, errors
@@ -59,12 +63,10 @@ def _can_fire(rule: Rule, present: set[str]) -> bool:
     if not rule.sources:
         return True
     wanted = set(rule.sources)
-    m = rule.match
-    for sel in [m, *(m.get(k) for k in ("when", "missing", "require")), *m.get("also", [])]:
-        if isinstance(sel, dict):
-            if "sources" in sel and not sel["sources"]:
-                return True
-            wanted.update(sel.get("sources") or [])
+    for _, sel in rule.match.selectors():
+        if sel.sources is not None and not sel.sources:
+            return True
+        wanted.update(sel.sources or ())
     return bool(wanted & present)
 
 
@@ -74,9 +76,9 @@ def _quiet_pattern_rules(rules: list[Rule], records: pl.DataFrame) -> set[str]:
     checks = {}
     for rule in rules:
         m = rule.match
-        if m["kind"] == "pattern" and "regex" in m and "signal" not in m:
-            sources = m.get("sources", rule.sources or None)
-            cond = record_condition(m)
+        if m.kind == "pattern" and m.selector.reads_records:
+            sources = m.selector.sources if m.selector.sources is not None else (rule.sources or None)
+            cond = record_condition(m.selector)
             if sources:
                 cond = cond & pl.col("source").is_in(sources)
             checks[rule.id] = cond.any()
@@ -90,7 +92,7 @@ def _quiet_pattern_rules(rules: list[Rule], records: pl.DataFrame) -> set[str]:
 
 
 def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, signals: pl.DataFrame | None = None,
-                  texts: pl.DataFrame | None = None) -> Finding:
+                  texts: pl.DataFrame | None = None, read_back: ReadBack | None = None) -> Finding:
     hits = match.hits
     nodes = sorted(hits["node"].drop_nulls().unique().to_list())
     ranks = sorted(int(r) for r in hits["rank"].drop_nulls().unique().to_list())
@@ -99,7 +101,7 @@ def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, si
     else:
         ts = hits["ts"].drop_nulls()
         first, last = (ts.min(), ts.max()) if ts.len() else (None, None)
-    evidence = _evidence(hits, records, texts)
+    evidence = _evidence(hits, records, texts, read_back)
     facts: dict[str, Any] = signal_facts(rule, hits, signals)
     facts.update(match.facts)
     facts.update(
@@ -150,7 +152,8 @@ def signal_facts(rule: Rule, hits: pl.DataFrame, signals: pl.DataFrame | None) -
     return out
 
 
-def _evidence(hits: pl.DataFrame, records: pl.DataFrame, extra: pl.DataFrame | None = None) -> list[Evidence]:
+def _evidence(hits: pl.DataFrame, records: pl.DataFrame, extra: pl.DataFrame | None = None,
+              read_back: ReadBack | None = None) -> list[Evidence]:
     # Prefer one line per file/node before a second line from the same place.
     picked = hits.head(200).with_row_index("_i").with_columns(_dup=pl.int_range(pl.len()).over("file"))
     picked = picked.sort(["_dup", "_i"]).head(MAX_EVIDENCE).sort("_i")
@@ -167,8 +170,8 @@ def _evidence(hits: pl.DataFrame, records: pl.DataFrame, extra: pl.DataFrame | N
     for f, ln, vtext, _ in rows:
         if (f, ln) not in lookup and not vtext:
             missing.setdefault(f, set()).add(int(ln))
-    for f, lines in missing.items():  # periodic lines whose text was not kept (pipeline.evidence_filter)
-        lookup.update({(f, n): t for n, t in read_lines(f, lines).items()})
+    for f, lines in missing.items() if read_back else ():  # periodic lines whose text was not kept
+        lookup.update({(f, n): t for n, t in read_back(f, lines).items()})
     out = []
     for f, ln, vtext, value in rows:
         text = lookup.get((f, ln)) or vtext or ("" if value is None else f"value {value:g}")

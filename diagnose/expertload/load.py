@@ -516,10 +516,10 @@ def read_eplb(logs: list[SourceFile]) -> pl.DataFrame:
     empty = pl.DataFrame(schema={"ts": pl.Datetime("us"), "signal": pl.String, "value": pl.Float64, "file": pl.String})
     if not logs:
         return empty
-    from diagnose.pipeline import Options, parse_sources
+    from diagnose.pipeline import RuleFilters, Settings, read
 
     try:
-        parsed = parse_sources(logs, Options())
+        parsed = read(logs, Settings(), RuleFilters())
     except Exception:  # noqa: BLE001
         return empty
     sig = parsed.signals.filter(pl.col("signal").is_in(EPLB_SIGNALS))

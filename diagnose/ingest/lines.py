@@ -24,11 +24,20 @@ _ONE_READ_MAX = 256 * 1024 * 1024  # tables up to this size are read in one call
 _READER_MIN = 1024 * 1024  # blocks this large are split by polars' CSV reader (see _split_utf8)
 
 
-def _reuse_freed_chunks() -> None:
-    """Each chunk is a fresh multi-megabyte bytes object. glibc serves those with mmap and unmaps them on
+_tuned = False
+
+
+def tune_allocator() -> None:
+    """Called by the read stage before it reads (not at import: it changes the whole process's allocator).
+
+    Each chunk is a fresh multi-megabyte bytes object. glibc serves those with mmap and unmaps them on
     free, so every chunk pays for the kernel to fault in and zero new pages (a third of the read time).
     Served from the heap instead, with up to 128 MB of freed memory kept for the next chunk, they reuse
     pages. glibc only; elsewhere nothing changes."""
+    global _tuned
+    if _tuned:
+        return
+    _tuned = True
     try:
         import ctypes
 
@@ -37,9 +46,6 @@ def _reuse_freed_chunks() -> None:
         libc.mallopt(-1, 128 * 1024 * 1024)  # M_TRIM_THRESHOLD
     except (OSError, AttributeError):
         pass
-
-
-_reuse_freed_chunks()
 
 
 @dataclass

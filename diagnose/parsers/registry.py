@@ -11,12 +11,14 @@ See docs/architecture.md.
 from __future__ import annotations
 
 import re
+from typing import Mapping
+
 from diagnose.parsers import (
     accuracy, bench_results, cann, comparison, expert_hotspot, generic, inventory, mindie, mindie_config, oom, plog,
     preflight, profiling, vllm,
 )
 from diagnose.parsers.common import ANSI
-from diagnose.parsers.kind import Parser, SourceKind, head_only
+from diagnose.parsers.kind import BundlePass, Panel, Parser, SourceKind, head_only
 
 _MODULES = (vllm, mindie, mindie_config, plog, inventory, preflight, profiling, expert_hotspot, bench_results,
             accuracy, comparison)

@@ -131,6 +131,10 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
 
     if getattr(report, "unrecognised", None):  # errors no rule explains (diagnose/signatures.py)
         add(_unrecognised(report, paths, lang))
+    if getattr(report, "comparisons", None):  # validation runs: the table the VAL findings refer to
+        from diagnose.report.comparison import comparison_markdown
+
+        add(comparison_markdown(report, lang) + "\n")
     if report.skipped:
         add(f"<details><summary>{lab['skipped']} ({len(report.skipped)})</summary>\n\n")
         n = 0

@@ -57,8 +57,8 @@ def render(report: Report, color: bool = False, width: int = 110, lang: str = "e
         console.print(Text(lab["none"], style="green"))
     if getattr(report, "unrecognised", None):  # errors no rule explains (diagnose/signatures.py)
         console.print(_unrecognised(report, lang))
-    if getattr(report, "comparisons", None):  # validation runs (diagnose/compare.py)
-        from diagnose.compare import comparison_table
+    if getattr(report, "comparisons", None):  # validation runs (diagnose/validation)
+        from diagnose.report.comparison import comparison_table
 
         console.print(comparison_table(report, lang))
     if report.skipped:

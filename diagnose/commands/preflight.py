@@ -1,63 +1,18 @@
 """``diagnose preflight MODEL_DIR [--serve-cmd ... | --serve-script FILE | --mindie-config FILE]``.
 
-Same output formats, JSON schema and exit codes as ``diagnose``: the facts go through the ``preflight``
-parser and the rules whose ``sources`` name ``preflight``, and the report is rendered by diagnose.report.
+Same output formats, JSON schema and exit codes as ``diagnose``: the facts (diagnose/preflight/facts.py) go
+through the ``preflight`` parser and the rules whose ``sources`` name ``preflight``, and the report is
+rendered by diagnose.report.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from diagnose.cli import EXIT_USAGE, SEVERITY_CHOICES, _default_lang, _width, _write_output, exit_code
-
-if TYPE_CHECKING:  # the model imports polars; --help must not
-    from diagnose.model import InputFile, Skipped
-
-
-def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str | None, mindie_config: str | None,
-                target) -> tuple[str, list[InputFile], list[Skipped]]:
-    """The facts text for one model directory and one launch, plus the files read and the ones skipped."""
-    from diagnose.model import InputFile, Skipped
-    from diagnose.preflight import checks, launch as launch_mod, modelcard
-
-    inputs: list[InputFile] = []
-    skipped: list[Skipped] = []
-    card = None
-    if model_dir:
-        card = modelcard.load_model_dir(model_dir)
-        for name in (modelcard.CONFIG, modelcard.INDEX, modelcard.QUANT_DESC):
-            p = Path(model_dir) / name
-            packed = p.with_name(name + ".gz")
-            if str(packed) in card.files:
-                p = packed
-            if str(p) in card.files:
-                inputs.append(InputFile(path=str(p), kind="model-metadata", lines=0, bytes=p.stat().st_size))
-            elif not p.exists():
-                skipped.append(Skipped(str(p), "not in the model directory"))
-    launch = None
-    if serve_cmd:
-        launch = launch_mod.parse_serve_script(serve_cmd, "--serve-cmd")
-    elif serve_script or mindie_config:
-        path = Path(serve_script or mindie_config)
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise click.BadParameter(f"cannot read {path}: {exc.strerror or exc}")
-        inputs.append(InputFile(path=str(path), kind="launch", lines=text.count("\n") + 1, bytes=len(text.encode())))
-        if serve_script:
-            launch = launch_mod.parse_serve_script(text, str(path))
-            if not launch.command:
-                nd = launch_mod.parse_non_default_args(text, str(path))
-                launch = nd or launch
-        else:
-            launch = launch_mod.parse_mindie_config(text, str(path), target.npus)
-    facts = checks.compute(card, launch, target)
-    text = checks.render(facts, model_dir, launch.source if launch else None)
-    return text, inputs, skipped
+from diagnose.commands.common import EXIT_USAGE, SEVERITY_CHOICES, default_lang, exit_code, width, write_output
 
 
 @click.command("preflight")
@@ -89,8 +44,9 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
     parallel layouts the MLA/MoE kernels reject, and the KV capacity at max-model-len (with the arithmetic).
     """
     from diagnose.ingest.walk import SourceFile
-    from diagnose.pipeline import Options, catalog, diagnose_parsed, parse_sources
+    from diagnose.pipeline import RuleFilters, Settings, diagnose, load_catalog, read
     from diagnose.preflight.checks import Target
+    from diagnose.preflight.facts import LaunchUnreadable, build_facts
     from diagnose.report import render
 
     if sum(bool(x) for x in (serve_cmd, serve_script, mindie_config)) > 1:
@@ -105,28 +61,28 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
     target = Target(npus=npus, npu_mem_gib=npu_mem_gb, reserve_gib=reserve_gb)
     try:
         text, inputs, skipped = build_facts(model_dir, serve_cmd, serve_script, mindie_config, target)
-    except click.BadParameter as exc:
-        click.echo(f"diagnose: error: {exc.message}", err=True)
+    except LaunchUnreadable as exc:
+        click.echo(f"diagnose: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     if facts_out == "-":  # show the facts (capacity arithmetic included); stderr when stdout is machine-readable
         click.echo(text, err=fmt != "text")
     elif facts_out:
-        _write_output(facts_out, text)
+        write_output(facts_out, text)
     facts_path = facts_out if facts_out and facts_out != "-" else str(Path(model_dir or ".") / "preflight.facts")
     data = text.encode("utf-8")
     src = SourceFile(path=facts_path, rel=facts_path, node=None, size=len(data), mtime=None, open=lambda: _bytes(data))
-    options = Options(lang=lang or _default_lang(), kind="preflight")
-    rules, rule_errors = catalog(options)
+    settings = Settings(lang=lang or default_lang(), kind="preflight")
+    rules, rule_errors = load_catalog(settings)
     rules = [r for r in rules if "preflight" in r.sources]
-    parsed = parse_sources([src], options)
+    parsed = read([src], settings, RuleFilters())
     parsed.inputs = inputs + parsed.inputs
     parsed.skipped = skipped + parsed.skipped
-    report = diagnose_parsed(parsed, rules, rule_errors, options)
+    report = diagnose(parsed, rules, rule_errors, settings)
     use_color = color if color is not None else (output is None and sys.stdout.isatty())
-    out = render(fmt, report, color=use_color if fmt == "text" else False, width=_width() if use_color else 110,
-                 lang=options.lang, paths=[model_dir or "."], fail_on=fail_on, catalog=rules)
+    out = render(fmt, report, color=use_color if fmt == "text" else False, width=width() if use_color else 110,
+                 lang=settings.lang, paths=[model_dir or "."], fail_on=fail_on, catalog=rules)
     if output:
-        _write_output(output, out)
+        write_output(output, out)
     elif not quiet:
         click.echo(out, nl=False)
     sys.exit(exit_code(report, fail_on, exit_zero))

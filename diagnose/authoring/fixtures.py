@@ -33,11 +33,9 @@ def run_rule_tests(rules: list[Rule]) -> list[TestResult]:
 
 def evaluate(rule: Rule, log: str, path: str, kind: str | None, lang: str = "en"):
     """Findings of ``rule`` alone on one in-memory log. Used by rule tests and pytest."""
-    from diagnose.pipeline import Options, parse_sources, use_rules
+    from diagnose.pipeline import Settings, filters_for, read
 
-    options = Options(kind=kind)
-    use_rules(options, [rule])
-    parsed = parse_sources([_source(p, text) for p, text in _split_files(log, path)], options)
+    parsed = read([_source(p, text) for p, text in _split_files(log, path)], Settings(kind=kind), filters_for([rule]))
     findings, errors = run_rules([rule], parsed.records, parsed.signals, lang, parsed.texts, parsed.series)
     return findings, errors + parsed.errors
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-EXIT_CLEAN, EXIT_USAGE = 0, 2
+from diagnose.commands.common import EXIT_CLEAN, EXIT_USAGE
 
 
 def _day(value: str | None, name: str) -> date | None:

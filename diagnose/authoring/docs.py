@@ -14,7 +14,7 @@ _MATCH_WORDS = {
 
 
 def _match_lines(rule: Rule) -> list[str]:
-    m = rule.match
+    m = rule.match.raw
     out = [f"- kind: `{m['kind']}` ({_MATCH_WORDS[m['kind']]})"]
     for key, value in m.items():
         if key == "kind":

@@ -1,0 +1,135 @@
+"""``diagnose check PATH...`` (and plain ``diagnose PATH...``): analyse an incident and report."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from diagnose.commands.common import (
+    EXIT_USAGE, SEVERITY_CHOICES, default_lang, exit_code, parse_time, width, write_output,
+)
+
+
+@click.command("check")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "junit", "markdown", "github", "html"]),
+              default="text", show_default=True, help="Main output format.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the main output here.")
+@click.option("--sarif", "sarif_out", type=click.Path(dir_okay=False), help="Also write a SARIF 2.1.0 report here.")
+@click.option("--junit", "junit_out", type=click.Path(dir_okay=False), help="Also write a JUnit XML report here.")
+@click.option("--markdown", "markdown_out", type=click.Path(dir_okay=False), help="Also write a Markdown summary here.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Also write the JSON report here.")
+@click.option("--redact", is_flag=True,
+              help="Mask IP addresses, host names, home paths and tokens in every output (same value, same mask).")
+@click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default="error", show_default=True,
+              help="Exit 1 when a finding is at or above this severity.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings (errors reading input still fail).")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(exists=True),
+              help="Extra rule files or folders (repeatable).")
+@click.option("--no-builtin-rules", is_flag=True, help="Use only the rules given with --rules.")
+@click.option("--since", help="Ignore records before this time (YYYY-MM-DD[ HH:MM[:SS]]).")
+@click.option("--until", help="Ignore records after this time.")
+@click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of titles and remediation.")
+@click.option("--color/--no-color", default=None, help="Colour (default: only on a terminal).")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit code (and -o output).")
+@click.option("--budget", "budget_items", multiple=True, metavar="KEY=SIZE",
+              help="Raise or lower a reading limit, e.g. max_file_bytes=8G, max_total_bytes=200G, "
+                   "max_members=500000, max_ratio=500, bomb_floor=256M (repeatable).")
+@click.option("--baseline", type=click.Path(exists=True),
+              help="Compare benchmark/accuracy results with a baseline: an earlier run (folder or file), a TOML "
+                   "of expected numbers with tolerances, or an earlier diagnose JSON report.")
+def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, redact, fail_on, exit_zero, rule_dirs,
+          no_builtin_rules, since, until, lang, color, quiet, budget_items=(), baseline=None):
+    """Analyse the logs under PATH... and report findings, most likely root cause first.
+
+    \b
+    CI: --sarif/--junit/--markdown/--json FILE write more outputs in the same run. With GITHUB_ACTIONS=true,
+    ::error/::warning/::notice annotations (at most 10 each) go to standard output, or to standard error
+    when standard output carries a machine format (json, sarif, junit); the runner reads both. The
+    Markdown summary is appended to $GITHUB_STEP_SUMMARY when that variable is set.
+    """
+    from diagnose.engine import load_rules
+    from diagnose.ingest.budget import parse_budget
+    from diagnose.pipeline import Settings, diagnose, filters_for, load_catalog, read_paths
+    from diagnose.progress import progress_reporter
+    from diagnose.report import render
+
+    try:
+        budget = parse_budget(list(budget_items))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--budget") from None
+    settings = Settings(
+        rule_dirs=tuple(Path(d) for d in rule_dirs),
+        builtin_rules=not no_builtin_rules,
+        since=parse_time(since, "--since"),
+        until=parse_time(until, "--until"),
+        lang=lang or default_lang(),
+        budget=budget,
+        baseline=baseline,
+        timeline=fmt == "html",
+    )
+    if baseline and baseline.lower().endswith(".toml"):  # a broken baseline TOML is a configuration error
+        from diagnose.validation import load_baseline
+
+        for err in load_baseline(baseline).errors:
+            click.echo(f"diagnose: error: {err}", err=True)
+            sys.exit(EXIT_USAGE)
+    # A broken user rule file is a configuration error: say which file and field, run nothing.
+    _, user_errors = load_rules(list(settings.rule_dirs))
+    if user_errors:
+        for err in user_errors:
+            click.echo(f"diagnose: error: {err}", err=True)
+        sys.exit(EXIT_USAGE)
+    rules, rule_errors = load_catalog(settings)
+    filters = filters_for(rules)
+
+    with progress_reporter(enabled=not quiet) as progress:
+        parsed = read_paths(list(paths), settings, filters, progress)
+    report = diagnose(parsed, rules, rule_errors, settings, filters)
+    if redact:
+        from diagnose.redact import redact_report
+
+        report = redact_report(report)
+    github = os.environ.get("GITHUB_ACTIONS") == "true"
+
+    if not report.inputs:
+        for s in report.skipped:
+            click.echo(f"diagnose: error: {s.path}: {s.reason}", err=True)
+        if not report.skipped:
+            click.echo("diagnose: error: no input files found", err=True)
+        if github:
+            click.echo("::error title=diagnose::no input could be read; nothing was diagnosed")
+        sys.exit(EXIT_USAGE)
+
+    use_color = color if color is not None else (output is None and sys.stdout.isatty())
+    # Every format gets the same options; each takes what it needs (paths: the input roots for relative paths).
+    opts = dict(lang=settings.lang, paths=list(paths), fail_on=fail_on, catalog=rules)
+    text = render(fmt, report, color=use_color if fmt == "text" else False,
+                  width=width() if use_color else 110, **opts)
+    if output:
+        write_output(output, text)
+    elif not quiet:
+        click.echo(text, nl=False)
+    for extra_fmt, target in (("sarif", sarif_out), ("junit", junit_out), ("markdown", markdown_out),
+                              ("json", json_out)):
+        if target:
+            write_output(target, text if extra_fmt == fmt else render(extra_fmt, report, **opts))
+    if github and not quiet and fmt != "github":
+        notes = render("github", report, **opts)
+        # Annotations must not corrupt a machine-readable main output on stdout: then they go to stderr,
+        # which the Actions runner scans for workflow commands as well.
+        on_stdout = bool(output) or fmt in ("text", "markdown")
+        if notes:
+            click.echo(notes, nl=False, err=not on_stdout)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        summary = text if fmt == "markdown" else render("markdown", report, **opts)
+        try:
+            with open(step_summary, "a", encoding="utf-8") as fh:
+                fh.write(summary)
+        except OSError as exc:
+            click.echo(f"diagnose: warning: cannot append to $GITHUB_STEP_SUMMARY: {exc.strerror or exc}", err=True)
+    sys.exit(exit_code(report, fail_on, exit_zero))

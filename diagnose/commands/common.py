@@ -1,0 +1,65 @@
+"""What every command shares: exit codes, the language, the terminal width, writing outputs.
+
+Exit codes (the linter convention of ruff and sqlfluff):
+  0  no finding at or above --fail-on
+  1  at least one finding at or above --fail-on
+  2  usage or configuration error (bad option, invalid rule file), or no input could be read at all
+  3  the run completed but is incomplete: a parser or rule failed internally (the report says which)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
+SEVERITY_CHOICES = ["info", "warning", "error", "critical"]
+
+
+def default_lang() -> str:
+    for var in ("DIAGNOSE_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(var, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+def parse_time(value: str | None, name: str) -> datetime | None:
+    if not value:
+        return None
+    for fmt in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"):
+        try:
+            return datetime.strptime(value, fmt)
+        except ValueError:
+            continue
+    raise click.BadParameter(f"{value!r} is not a time like 2025-07-01 or '2025-07-01 09:30:00'", param_hint=name)
+
+
+def write_output(target: str, text: str) -> None:
+    try:
+        Path(target).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        click.echo(f"diagnose: error: cannot write {target}: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def width() -> int:
+    try:
+        return max(80, min(os.get_terminal_size().columns, 160))
+    except OSError:
+        return 110
+
+
+def exit_code(report, fail_on: str, exit_zero: bool) -> int:
+    from diagnose.model import SEVERITY_RANK
+
+    if report.incomplete:
+        return EXIT_INCOMPLETE
+    if exit_zero:
+        return EXIT_CLEAN
+    floor = SEVERITY_RANK[fail_on]
+    return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= floor for f in report.findings) else EXIT_CLEAN

@@ -1,0 +1,148 @@
+"""``diagnose rules list|show|test|new|docs``: the rule catalog (built-in plus --rules folders)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from diagnose.commands.common import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, SEVERITY_CHOICES, default_lang
+
+
+@click.group("rules")
+def rules_group() -> None:
+    """List, show and test rules (the built-in catalog plus --rules folders)."""
+
+
+def _load_catalog(rule_dirs, builtin: bool = True):
+    from diagnose.engine import builtin_rules_dir, load_rules
+
+    dirs = ([builtin_rules_dir()] if builtin else []) + [Path(d) for d in rule_dirs]
+    rules, errors = load_rules(dirs)
+    for err in errors:
+        click.echo(f"diagnose: error: {err}", err=True)
+    return rules, errors
+
+
+@rules_group.command("list")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(exists=True), help="Extra rule folders.")
+@click.option("--category", help="Only this category.")
+@click.option("--lang", type=click.Choice(["en", "zh"]), default=None)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def rules_list(rule_dirs, category, lang, fmt):
+    """One line per rule: id, category, severity, title."""
+    import json
+
+    rules, errors = _load_catalog(rule_dirs)
+    lang = lang or default_lang()
+    rows = [r.brief(lang) for r in sorted(rules, key=lambda r: (r.category, r.id)) if not category or r.category == category]
+    if fmt == "json":
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+    else:
+        for row in rows:
+            click.echo(f"{row['id']:<8} {row['category']:<14} {row['severity']:<9} {row['title']}")
+        click.echo(f"{len(rows)} rules")
+    sys.exit(EXIT_USAGE if errors else EXIT_CLEAN)
+
+
+@rules_group.command("show")
+@click.argument("rule_id")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(exists=True), help="Extra rule folders.")
+@click.option("--lang", type=click.Choice(["en", "zh"]), default=None)
+def rules_show(rule_id, rule_dirs, lang):
+    """The full rule: what it detects, how, and what to do."""
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from diagnose.authoring.docs import rule_markdown
+
+    rules, _ = _load_catalog(rule_dirs)
+    wanted = rule_id.upper()
+    for rule in rules:
+        if wanted in (rule.id, *[a.upper() for a in rule.aliases]) or rule_id == rule.name:
+            md = rule_markdown(rule, lang or default_lang())
+            if sys.stdout.isatty():
+                Console().print(Markdown(md))
+            else:
+                click.echo(md)
+            return
+    click.echo(f"diagnose: error: no rule {rule_id!r}; see `diagnose rules list`", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+@rules_group.command("test")
+@click.argument("dirs", nargs=-1, type=click.Path(exists=True))
+@click.option("--no-builtin-rules", is_flag=True, help="Do not test the built-in catalog when DIRS are given.")
+def rules_test(dirs, no_builtin_rules):
+    """Run every rule's fixtures ([[test]] tables) and print a pass/fail table.
+
+    With DIRS, test the rules there (the built-in rules still load, so ids must not clash).
+    """
+    from diagnose.authoring.fixtures import run_rule_tests
+
+    if dirs:
+        rules, errors = _load_catalog(dirs, builtin=False)
+    else:
+        rules, errors = _load_catalog([])
+    results = run_rule_tests(rules)
+    failed = 0
+    for res in results:
+        mark = "PASS" if res.ok else "FAIL"
+        click.echo(f"{mark}  {res.rule_id:<8} {res.name:<44} {res.detail}")
+        failed += not res.ok
+    passed = len(results) - failed
+    untested = [r.id for r in rules if not any(t.fires for t in r.tests) or all(t.fires for t in r.tests)]
+    if untested:
+        click.echo(f"rules without both a firing and a quiet fixture: {', '.join(untested)}")
+    click.echo(f"{passed} passed, {failed} failed")
+    sys.exit(EXIT_FINDINGS if failed or errors or untested else EXIT_CLEAN)
+
+
+@rules_group.command("new")
+@click.option("--from-report", "from_report", type=click.Path(exists=True, dir_okay=False),
+              help="A diagnose JSON report (--json FILE); take its unrecognised signature --index N.")
+@click.option("--index", type=int, default=1, show_default=True,
+              help="Which signature of the report's Unrecognised errors (1 = the top one, as printed).")
+@click.option("--from-signature", "signature", help="A signature as printed (masked parts like <N>, <HEX>, <IP>).")
+@click.option("--example", help="With --from-signature: a real log line of it (default: one made from the signature).")
+@click.option("--kind", help="With --example: the file kind of that line (vllm, plog, mindie, ...); default: sniffed.")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder to write the rule file into (created if missing).")
+@click.option("--id", "rule_id", help="Rule id (default: the next free USR<nnn> in the folder).")
+@click.option("--name", help="Kebab-case rule name (default: from the signature's words).")
+@click.option("--category", default="engine", show_default=True, help="Rule category.")
+@click.option("--severity", type=click.Choice(SEVERITY_CHOICES), default=None,
+              help="Default: from the level of the lines (WARNING -> warning, else error).")
+def rules_new(from_report, index, signature, example, kind, out_dir, rule_id, name, category, severity):
+    """Write a starter rule for an unrecognised error signature, with a firing and a near-miss fixture.
+
+    \b
+    diagnose LOGS --json report.json; diagnose rules new --from-report report.json --index 1 -o my-rules
+    diagnose rules new --from-signature 'qp create failed ret(<N>)' -o my-rules
+    Then fill in the TODOs and run `diagnose rules test my-rules`.
+    """
+    from diagnose.authoring.starter import write_starter_rule
+
+    code, messages = write_starter_rule(from_report=from_report, index=index, signature=signature, example=example,
+                                        kind=kind, out_dir=out_dir, rule_id=rule_id, name=name, category=category,
+                                        severity=severity)
+    for msg, is_err in messages:
+        click.echo(msg, err=is_err)
+    sys.exit(code)
+
+
+@rules_group.command("docs")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here (default: standard output).")
+@click.option("--lang", type=click.Choice(["en", "zh"]), default="en")
+def rules_docs(output, lang):
+    """Generate the catalog page (docs/rules.md) from the rule files."""
+    from diagnose.authoring.docs import catalog_markdown
+
+    rules, errors = _load_catalog([])
+    text = catalog_markdown(rules, lang)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+    sys.exit(EXIT_USAGE if errors else EXIT_CLEAN)

@@ -1,0 +1,85 @@
+"""Filters derived from the rules, which keep memory bounded to what the rules can use.
+
+- ``keep``: the records worth keeping after parsing: warnings and errors, lines with an error code, lines
+  matching any rule regex (one combined, linear-time alternation); everything else is counted, not kept.
+- ``select``: per line-oriented kind, one alternation of the level words and every rule regex that can read
+  that kind, run on raw lines before parsing (the prefilter; see pipeline/chunks.py).
+- ``periodic``: the threshold rules on periodic metrics, so each chunk keeps the lines a finding may quote
+  and sends every sample to the compact series (diagnose/series.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from diagnose.engine.rulefile import Rule
+from diagnose.engine.select import signal_condition
+from diagnose.series import Condition, Periodic
+
+# Level words as vLLM, MindIE, ATB and CANN print them; a line holding one may be a warning or an error.
+LEVEL_WORDS = r"WARN|ERROR|CRITICAL|FATAL|\[(?:error|warn|warning|critical|fatal)\]"
+
+
+@dataclass(frozen=True)
+class RuleFilters:
+    keep: pl.Expr | None = None  # None keeps every record
+    select: dict[str, str] = field(default_factory=dict)  # kind -> raw-line pattern
+    periodic: list[Condition] | None = None  # None: rules see every periodic row, no series
+    spec: Periodic = field(default_factory=dict)  # source -> periodic signals (the registry's)
+
+    @classmethod
+    def from_rules(cls, rules: list[Rule], prefiltered_kinds: list[str], spec: Periodic) -> "RuleFilters":
+        return cls(keep=retention_filter(rules), select=prefilter_patterns(rules, prefiltered_kinds),
+                   periodic=series_conditions(rules, spec), spec=spec)
+
+
+NO_FILTERS = RuleFilters()
+
+
+def retention_filter(rules: list[Rule]) -> pl.Expr:
+    """Rows any rule could use (see the module docstring)."""
+    keep = pl.col("level").is_in(["WARNING", "ERROR", "CRITICAL"]).fill_null(False) | pl.col("code").is_not_null()
+    combined = combined_pattern(rules)
+    if combined:
+        keep = keep | pl.col("text").str.contains(combined)
+    return keep
+
+
+def prefilter_patterns(rules: list[Rule], kinds: list[str]) -> dict[str, str]:
+    """Per kind: the level words worth keeping and every rule regex that can read that kind."""
+    out = {}
+    for kind in kinds:
+        usable = [r for r in rules if not r.sources or kind in r.sources]
+        combined = combined_pattern(usable)
+        out[kind] = LEVEL_WORDS + (f"|{combined}" if combined else "")
+    return out
+
+
+def combined_pattern(rules: list[Rule]) -> str:
+    patterns = set()
+    for rule in rules:
+        for _, sel in rule.match.selectors():
+            if sel.reads_records:  # with a signal, the regex reads the signal's text
+                patterns.add(_anonymous_groups(sel.regex))
+    return "|".join(f"(?:{p})" for p in sorted(patterns))
+
+
+def _anonymous_groups(pattern: str) -> str:
+    # Named groups would clash inside one alternation; their names do not matter for keeping rows.
+    return re.sub(r"\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>", "(?:", pattern)
+
+
+def series_conditions(rules: list[Rule], periodic: Periodic) -> list[Condition]:
+    """The threshold rules on periodic signals, as conditions a chunk can test (diagnose/series.py)."""
+    names = set().union(*periodic.values()) if periodic else set()
+    out = []
+    for rule in rules:
+        m = rule.match
+        if m.kind != "threshold" or m.signal not in names:
+            continue
+        also = tuple((a.signal, signal_condition(a)) for a in m.also if a.signal is not None)
+        out.append(Condition(m.signal, signal_condition(m.selector), also))
+    return out

@@ -1,0 +1,40 @@
+"""The one-way flow: paths → read (ingest, parse) → date → derived inputs → bundle passes → validate → rules
+→ rank → root cause → timeline → signatures → Report. The stages are listed once, in ``stages``.
+
+    settings = Settings(lang="zh")
+    report = analyze(["logs/"], settings)
+"""
+
+from __future__ import annotations
+
+from diagnose.engine import Rule, builtin_rules_dir, load_rules
+from diagnose.engine.filters import RuleFilters
+from diagnose.model import Report
+from diagnose.parsers import registry
+from diagnose.pipeline.reading import Parsed, Progress
+from diagnose.pipeline.settings import Settings
+from diagnose.pipeline.stages import diagnose, read, read_paths
+
+
+def load_catalog(settings: Settings) -> tuple[list[Rule], list[str]]:
+    """The built-in catalog (unless turned off) and the user's rule folders; errors as text."""
+    dirs = ([builtin_rules_dir()] if settings.builtin_rules else []) + list(settings.rule_dirs)
+    rules, errors = load_rules(dirs, trusted=builtin_rules_dir())
+    return rules, [str(e) for e in errors]
+
+
+def filters_for(rules: list[Rule]) -> RuleFilters:
+    """The filters that keep memory bounded to what these rules can use (engine/filters.py)."""
+    prefiltered = [k.name for k in registry.KINDS if k.line_heads and k.hints]
+    return RuleFilters.from_rules(rules, prefiltered, registry.periodic_signals())
+
+
+def analyze(paths: list[str], settings: Settings, progress: Progress | None = None) -> Report:
+    rules, rule_errors = load_catalog(settings)
+    filters = filters_for(rules)
+    parsed = read_paths(paths, settings, filters, progress)
+    return diagnose(parsed, rules, rule_errors, settings, filters)
+
+
+__all__ = ["Parsed", "Progress", "RuleFilters", "Settings", "analyze", "diagnose", "filters_for", "load_catalog",
+           "read", "read_paths"]

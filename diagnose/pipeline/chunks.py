@@ -1,0 +1,96 @@
+"""One chunk of lines (or one whole table file) through the parse stage: the prefilter, the kind's parser,
+what is kept in memory, and the split of periodic metrics into the compact series.
+
+Before parsing, a chunk of a line-oriented kind is reduced to the lines that can matter, with two
+linear-time scans: lines whose head does not look well-formed (raw records and traceback bodies) plus the
+line above each, and lines matching one alternation of the kind's hints, the level words and every rule
+regex (``RuleFilters.select``). Everything else is counted but not kept.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from diagnose.engine.filters import RuleFilters
+from diagnose.model import RECORD_SCHEMA, compact_strings
+from diagnose.parsers import generic, registry
+from diagnose.parsers.common import FileContext, clean_lines, raw_lines_frame
+from diagnose.series import empty_series
+from diagnose.series import split as split_series
+
+STAMP_COLUMNS = ["file", "line", "node", "ts", "year_known"]
+
+
+def empty_stamps() -> pl.DataFrame:
+    schema = {c: RECORD_SCHEMA[c] for c in STAMP_COLUMNS} | {"text": pl.String, "message": pl.String}
+    return pl.DataFrame(schema=schema)
+
+
+def parse_lines(lines: pl.Series, first_line: int, ctx: FileContext, filters: RuleFilters, errors: list[str]):
+    """One chunk of a line-oriented file: (records kept, stamps, signals kept, series, raw line count)."""
+    records, signals = parse_chunk(select(raw_lines_frame(lines, first_line), ctx.kind, filters), ctx, errors)
+    kept, series = split(signals, filters)
+    return (*retain(records, signals, kept, filters), kept, series, int((~records["parsed"]).sum()))
+
+
+def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame:
+    """Drop the lines no rule and no signal can use: well-formed lines (their head matches) that match
+    neither the kind's hints nor the rules' combined pattern. Lines that do not look well-formed are always
+    parsed, and so is the line just above each of them (the record that opens a traceback or a table)."""
+    head, hints = registry.well_formed(kind), registry.get(kind).hints
+    if filters.keep is None or head is None or hints is None:
+        return frame
+    wanted = filters.select.get(kind)
+    text = pl.col("text")
+    # Two scans, evaluated in parallel: "not well-formed" and "wanted" (hints and rules in one alternation).
+    marks = frame.select(
+        odd=~text.str.contains(head),
+        want=text.str.contains(hints + (f"|{wanted}" if wanted else "")),
+    )
+    odd, want = marks["odd"], marks["want"]
+    keep = odd | odd.shift(-1, fill_value=False) | want
+    if keep.len():
+        # First and last lines: year anchors and the span of the file.
+        keep = keep.scatter([0, keep.len() - 1], True)
+    return frame.filter(keep)
+
+
+def parse_chunk(frame: pl.DataFrame, ctx: FileContext, errors: list[str]):
+    # Tables, JSON and tool output carry no colour codes, and the reader already cut every line end.
+    if registry.line_oriented(ctx.kind):
+        frame = clean_lines(frame)
+    try:
+        return registry.parser_for(ctx.kind)(frame, ctx)
+    except Exception as exc:  # a parser bug must not lose the file: keep it as raw lines and say so
+        errors.append(f"parser {ctx.kind} failed on {ctx.path}: {type(exc).__name__}: {exc}")
+        return generic.parse(frame, ctx)
+
+
+def retain(records: pl.DataFrame, signals: pl.DataFrame, kept: pl.DataFrame,
+           filters: RuleFilters) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(the records that can matter, the stamps of lines kept only for their signals); the rest is counted.
+    A stamp (STAMP_COLUMNS) dates its line's signals; it has the line's text only when the rules see its
+    signals (``kept``, diagnose/series.py), for evidence."""
+    if filters.keep is None or records.height == 0:
+        return records, empty_stamps()
+    signal_line = pl.col("line").is_in(signals["line"].unique().implode())
+    # The first and last dated line of each chunk keep the dating anchors.
+    anchor = pl.col("year_known").fill_null(False)
+    keep = filters.keep
+    keep = keep | (anchor & (pl.col("line") == pl.col("line").filter(anchor).min()))
+    keep = keep | (anchor & (pl.col("line") == pl.col("line").filter(anchor).max()))
+    quote = pl.col("line").is_in(kept["line"].unique().implode())
+    flagged = records.with_columns(_keep=keep)
+    stamps = flagged.filter(~pl.col("_keep") & signal_line).select(
+        *STAMP_COLUMNS, text=pl.when(quote).then(pl.col("text")), message=pl.when(quote).then(pl.col("message")),
+    )
+    # Copies: the few kept rows must not keep the whole chunk's text alive (see compact_strings).
+    return compact_strings(flagged.filter(pl.col("_keep")).drop("_keep")), compact_strings(stamps)
+
+
+def split(signals: pl.DataFrame, filters: RuleFilters) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(the signals rules see, the periodic series); without rule-driven retention, rules see everything."""
+    if filters.periodic is None:
+        return signals, empty_series()
+    kept, series = split_series(signals, filters.periodic, filters.spec)
+    return compact_strings(kept), series

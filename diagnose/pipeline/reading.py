@@ -1,0 +1,299 @@
+"""The read stage: every input file through its kind's parser, in input order, within the budgets.
+
+Log files are read in chunks (lines cut from UTF-8 bytes by polars' CSV reader) and parsed chunk by chunk;
+tables (profiler CSV/JSON) are read whole; small line-oriented files are parsed in batches. Everything a file
+gives is filed under its place in the walk and put in that order at the end, so the result is the same
+whichever way the files were parsed (in a worker or here).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Callable, Iterable, NamedTuple
+
+import polars as pl
+
+from diagnose.engine.filters import RuleFilters
+from diagnose.ingest.budget import SkipFile
+from diagnose.ingest.lines import TextInfo, head_lines, iter_line_chunks, peek_head, read_table, tune_allocator
+from diagnose.ingest.walk import SourceFile
+from diagnose.model import InputFile, Skipped, empty_records, empty_signals
+from diagnose.parsers import registry
+from diagnose.parsers.common import FileContext, raw_lines_frame
+from diagnose.pipeline.chunks import STAMP_COLUMNS, empty_stamps, parse_chunk, parse_lines, retain, select, split
+from diagnose.pipeline.settings import Settings
+from diagnose.series import empty_series
+
+Progress = Callable[[int, str], None]
+
+# Large files parsed at once, two at most (each holds a chunk and its parse in memory). Polars already runs
+# each query on every core: on two cores a second file only competes with the first (measured: the same
+# wall time, 15% more CPU), so files are parsed two at a time only from four cores on.
+WORKERS = 2 if (os.cpu_count() or 1) >= 4 else 1
+
+# Line-oriented files up to this size are parsed together, many per query (see _SmallFiles). Only kinds
+# whose parsers take nothing from the file's name (``batchable``): the plog parser reads the pid from it.
+SMALL_FILE = 256 * 1024
+
+
+@dataclass
+class Parsed:
+    """What the read stage gives the later stages (and what they add to it)."""
+
+    records: pl.DataFrame
+    signals: pl.DataFrame
+    inputs: list[InputFile]
+    skipped: list[Skipped]
+    errors: list[str]
+    texts: pl.DataFrame | None = None  # lines kept only for their signals (evidence text)
+    series: pl.DataFrame | None = None  # every periodic metric row, compact (diagnose/series.py)
+    stamps: pl.DataFrame | None = None  # STAMP_COLUMNS (+ text) of lines kept only for their signals, until dated
+    files: pl.DataFrame | None = None  # file, mtime: for dating
+    extra: dict = field(default_factory=dict)  # what a stage hands a later one (the preflight tap)
+
+
+class _Taken(NamedTuple):
+    """What one file (or one batch of small files) gave, and its place in the walk."""
+
+    place: int
+    records: pl.DataFrame
+    stamps: pl.DataFrame
+    signals: pl.DataFrame
+    series: pl.DataFrame
+    infos: list[InputFile]
+    mtimes: list[datetime | None]
+
+
+def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
+                 progress: Progress | None = None) -> Parsed:
+    tune_allocator()
+    taken: list[_Taken] = []
+    skipped: list[tuple[int, Skipped]] = []
+    file_errors: dict[int, list[str]] = {}
+    batch = _SmallFiles(filters, [])
+
+    def take(place, records, stamps, signals, series, info, mtime):
+        infos, mtimes = (info, mtime) if isinstance(info, list) else ([info], [mtime])
+        taken.append(_Taken(place, records, stamps, signals, series, infos, mtimes))
+        if progress:
+            for one in infos:
+                progress(one.bytes, one.path)
+
+    def flush_batch(place: int) -> None:
+        # A batch of small files takes the place of the file that filled it.
+        for done in batch.flush():
+            take(place, *done)
+        file_errors.setdefault(place, []).extend(batch.errors)
+        batch.errors.clear()
+
+    deadline = time.monotonic() + settings.budget.max_seconds
+    pool = ThreadPoolExecutor(WORKERS) if WORKERS > 1 else None
+    running: deque = deque()  # (place, file, future) in input order: results are taken in that order
+
+    def settle(limit: int) -> None:
+        while len(running) > limit:
+            place, src, future = running.popleft()
+            done = future.result()
+            if isinstance(done, Skipped):
+                skipped.append((place, done))
+            else:
+                take(place, *done, mtime_of(src.mtime))
+
+    place = -1
+    try:
+        for place, item in enumerate(sources):
+            if isinstance(item, Skipped):
+                skipped.append((place, item))
+                continue
+            if time.monotonic() > deadline:
+                reason = f"time budget of {settings.budget.max_seconds} s reached (not read)"
+                skipped.append((place, Skipped(item.path, reason)))
+                continue
+            its_errors = file_errors.setdefault(place, [])
+            if pool is not None and item.standalone and (item.size or 0) > SMALL_FILE:
+                # Large files on disk are parsed two at a time (polars releases the GIL); at most one more waits.
+                running.append((place, item, pool.submit(_parse_one, item, settings, filters, its_errors)))
+                settle(WORKERS)
+                continue
+            result = _parse_one(item, settings, filters, its_errors, batch)
+            if result is None:  # queued with other small files of its kind
+                if batch.full:
+                    flush_batch(place)
+                continue
+            if isinstance(result, Skipped):
+                skipped.append((place, result))
+                continue
+            take(place, *result, mtime_of(item.mtime))
+        settle(0)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    flush_batch(place + 1)
+    taken.sort(key=lambda t: t.place)
+    record_parts = [t.records for t in taken]
+    stamp_parts = [t.stamps for t in taken if t.stamps.height]
+    signal_parts = [t.signals for t in taken]
+    series_parts = [t.series for t in taken if t.series.height]
+    file_rows = [(one.path, when) for t in taken for one, when in zip(t.infos, t.mtimes)]
+    return Parsed(
+        records=pl.concat(record_parts, how="diagonal_relaxed") if record_parts else empty_records(),
+        signals=pl.concat(signal_parts, how="vertical_relaxed") if signal_parts else empty_signals(),
+        inputs=[one for t in taken for one in t.infos],
+        skipped=[s for _, s in sorted(skipped, key=lambda x: x[0])],
+        errors=[e for _, errs in sorted(file_errors.items()) for e in errs],
+        series=pl.concat(series_parts) if series_parts else empty_series(),
+        stamps=pl.concat(stamp_parts) if stamp_parts else empty_stamps(),
+        files=pl.DataFrame(file_rows, schema={"file": pl.String, "mtime": pl.Datetime("us")}, orient="row"),
+    )
+
+
+def mtime_of(value: float | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return datetime.fromtimestamp(value)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+class _SmallFiles:
+    """Small line-oriented files, parsed in batches: a query per file costs milliseconds, which a bundle of
+    100,000 small files (a plog per process and restart) cannot afford. The files' lines are concatenated,
+    parsed once, and every record and signal is mapped back to its file, line and node."""
+
+    MAX_FILES = 2000
+    MAX_LINES = 400_000
+
+    def __init__(self, filters: RuleFilters, errors: list[str]):
+        self.filters, self.errors = filters, errors
+        self.queued: dict[str, list[tuple[SourceFile, pl.Series, TextInfo]]] = {}
+        self.lines = 0
+
+    @property
+    def full(self) -> bool:
+        return self.lines >= self.MAX_LINES or sum(len(v) for v in self.queued.values()) >= self.MAX_FILES
+
+    def add(self, kind: str, src: SourceFile, lines: pl.Series, info: TextInfo) -> None:
+        self.queued.setdefault(kind, []).append((src, lines, info))
+        self.lines += lines.len()
+
+    def flush(self):
+        queued, self.queued, self.lines = self.queued, {}, 0
+        for kind, files in queued.items():
+            yield from self._parse(kind, files)
+
+    def _parse(self, kind, files):
+        sizes = [lines.len() for _, lines, _ in files]
+        starts, at = [], 1
+        for n in sizes:
+            starts.append(at)
+            at += n
+        meta = pl.DataFrame(
+            {
+                "_fid": list(range(len(files))),
+                "_file": [src.path for src, _, _ in files],
+                "_node": [src.node for src, _, _ in files],
+                "_start": starts,
+            },
+            schema={"_fid": pl.UInt32, "_file": pl.String, "_node": pl.String, "_start": pl.UInt32},
+        )
+        start_series = pl.Series(starts, dtype=pl.UInt32)
+        all_lines = pl.concat([lines for _, lines, _ in files]) if files else pl.Series("text", [], pl.String)
+        ctx = FileContext(path="<batch>", node=None, kind=kind, mtime=None)
+        frame = select(raw_lines_frame(all_lines, 1), kind, self.filters)
+        records, signals = parse_chunk(frame, ctx, self.errors)
+        records, signals = _remap(records, start_series, meta), _remap(signals, start_series, meta)
+        kept, series = split(signals.drop("_fid"), self.filters)
+        raw = dict(records.group_by("_fid").agg((~pl.col("parsed")).sum()).iter_rows())
+        records, stamps = retain(records.drop("_fid"), signals, kept, self.filters)
+        rows = [
+            InputFile(path=src.path, kind=kind, lines=info.lines, bytes=info.bytes, raw_lines=int(raw.get(fid, 0)),
+                      node=src.node, encoding=info.encoding)
+            for fid, (src, _, info) in enumerate(files)
+        ]
+        # One frame per batch, not per file: 100,000 tiny frames would cost gigabytes.
+        yield records, stamps, kept, series, rows, [mtime_of(src.mtime) for src, _, _ in files]
+
+
+def _remap(frame: pl.DataFrame, starts: pl.Series, meta: pl.DataFrame) -> pl.DataFrame:
+    """Batch line numbers back to (file, line, node); an event that began in an earlier file is its own."""
+    if frame.height == 0:
+        return frame.with_columns(_fid=pl.lit(None, pl.UInt32))
+    fid = (starts.search_sorted(frame["line"], side="right") - 1).cast(pl.UInt32)
+    out = frame.with_columns(_fid=fid).join(meta, on="_fid", how="left", maintain_order="left")
+    cols = {
+        "file": pl.col("_file"),
+        "line": (pl.col("line") - pl.col("_start") + 1).cast(pl.UInt32),
+        "node": pl.coalesce(pl.col("node"), pl.col("_node")),
+    }
+    if "event" in frame.columns:
+        cols["event"] = pl.when(pl.col("event") >= pl.col("_start")).then(pl.col("event") - pl.col("_start") + 1) \
+            .otherwise(pl.col("line") - pl.col("_start") + 1).cast(pl.UInt32)
+    return out.with_columns(**cols).drop("_file", "_node", "_start")
+
+
+def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors: list[str],
+               batch: _SmallFiles | None = None):
+    """Read one file chunk by chunk; line-oriented kinds are parsed per chunk, the others whole; small
+    line-oriented files are handed to ``batch`` (returns None then)."""
+    info = TextInfo()
+    parts: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame, int]] = []
+    next_line = 1
+    small: pl.Series | None = None
+    whole: tuple[pl.Series, bytes | None] | None = None
+    try:
+        with src.open() as stream:
+            kind = settings.kind or registry.sniff(src.rel or src.path, head_lines(peek_head(stream)))
+            ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=mtime_of(src.mtime))
+            if not registry.line_oriented(kind):  # tables and JSON are parsed whole
+                whole = read_table(stream, info, src.size)
+            else:
+                for lines in iter_line_chunks(stream, info):
+                    if (batch is not None and registry.get(kind).batchable and src.size is not None
+                            and src.size <= SMALL_FILE and next_line == 1):
+                        small = lines  # a small file arrives as one chunk: batched below
+                        next_line += lines.len()
+                        continue
+                    if small is not None:  # it grew while read: parse its first chunk here after all
+                        parts.append(parse_lines(small, 1, ctx, filters, errors))
+                        small = None
+                    parts.append(parse_lines(lines, next_line, ctx, filters, errors))
+                    next_line += lines.len()
+    except SkipFile as exc:
+        return Skipped(src.path, str(exc))
+    except OSError as exc:
+        return Skipped(src.path, f"cannot read: {exc.strerror or exc}")
+    if info.binary:
+        return Skipped(src.path, "binary file (not text)")
+    if small is not None:
+        if src.note is None and info.cut_lines == 0:
+            batch.add(kind, src, small, info)
+            return None
+        whole = (small, None)
+    if whole is not None or not parts:
+        lines, data = whole or (pl.Series("text", [], dtype=pl.String), None)
+        if lines.len():
+            records, signals = parse_chunk(raw_lines_frame(lines, 1), replace(ctx, data=data), errors)
+        else:  # an empty file (a marker such as analyse.done): no parser finds anything in it
+            records, signals = empty_records(), empty_signals()
+        kept, series = split(signals, filters)
+        parts = [(records, empty_stamps(), kept, series, int((~records["parsed"]).sum()))]
+    raw = sum(p[4] for p in parts)
+    records = pl.concat([p[0] for p in parts], how="diagonal_relaxed") if len(parts) > 1 else parts[0][0]
+    stamps = pl.concat([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
+    signals = pl.concat([p[2] for p in parts], how="vertical_relaxed") if len(parts) > 1 else parts[0][2]
+    series = pl.concat([p[3] for p in parts]) if len(parts) > 1 else parts[0][3]
+    notes = [n for n in (src.note, f"{info.cut_lines} over-long lines cut" if info.cut_lines else None) if n]
+    info_row = InputFile(
+        path=src.path, kind=kind, lines=info.lines, bytes=info.bytes, raw_lines=raw, node=src.node,
+        encoding=info.encoding, note="; ".join(notes) or None,
+    )
+    return records, stamps, signals, series, info_row
+
+
+__all__ = ["Parsed", "Progress", "read_sources", "mtime_of", "STAMP_COLUMNS", "SMALL_FILE", "WORKERS"]

@@ -1,0 +1,22 @@
+"""What the user asked for, fixed for the whole run (the rules derive their own filters: engine/filters.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from diagnose.ingest.budget import Budget
+
+
+@dataclass(frozen=True)
+class Settings:
+    rule_dirs: tuple[Path, ...] = ()
+    builtin_rules: bool = True
+    since: datetime | None = None
+    until: datetime | None = None
+    lang: str = "en"
+    budget: Budget = field(default_factory=Budget)
+    kind: str | None = None  # read every file as this kind (rule fixtures)
+    baseline: str | None = None  # --baseline: earlier run folder/file, TOML of expected numbers, JSON report
+    timeline: bool = True  # build Report.timeline (only the html page draws it)

@@ -1,0 +1,221 @@
+"""The pipeline as a list of stages. Each stage takes the run so far and adds to it; a stage that may fail
+without costing the findings of the others is wrapped once (``_guarded``): its failure is recorded in the
+report's errors (which makes the run incomplete) and the next stage goes on.
+
+    read ─► date ─► derived inputs ─► bundle passes ─► window ─► validate ─► rules ─► rank ─► root cause
+         ─► timeline ─► signatures
+
+A parser never knows about rules, a rule never opens a file (the rules stage hands the engine a reader for
+evidence lines whose text was not kept), a reporter never re-reads logs: data flows one way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import polars as pl
+
+from diagnose.engine import Rule, run_rules
+from diagnose.engine.filters import RuleFilters
+from diagnose.ingest.reread import read_lines
+from diagnose.ingest.walk import iter_sources
+from diagnose.model import Finding, Report
+from diagnose.parsers import registry
+from diagnose.pipeline.reading import STAMP_COLUMNS, Parsed, Progress, read_sources
+from diagnose.pipeline.settings import Settings
+from diagnose.rank import rank_findings
+from diagnose.timeline import date_records, redate, timeline_frame
+
+
+@dataclass
+class Run:
+    """The run so far: what was read, and what the stages after it concluded."""
+
+    settings: Settings
+    filters: RuleFilters
+    rules: list[Rule]
+    rule_errors: list[str]
+    parsed: Parsed | None = None
+    comparisons: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # failures of the stages from the rules on
+    timeline: pl.DataFrame | None = None
+    unrecognised: tuple[list[dict[str, Any]], int, int | None] = ([], 0, None)
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    run: Callable[[Run], None]
+    failure: str | None = None  # "X failed" is recorded and the run goes on; None: a failure is a bug
+
+
+def _guarded(stage: Stage, run: Run, into: list[str]) -> None:
+    if stage.failure is None:
+        stage.run(run)
+        return
+    try:
+        stage.run(run)
+    except Exception as exc:  # noqa: BLE001 - recorded in the report; the other stages' results stand
+        into.append(f"{stage.failure} failed: {type(exc).__name__}: {exc}")
+
+
+# --- reading the bundle --------------------------------------------------------------------------------------
+
+def _date(run: Run) -> None:
+    """Year-less stamps get their year (diagnose/timeline.py); lines kept only for their signals are dated
+    with the records, and their stamps date the signals and the series."""
+    p = run.parsed
+    stamps = p.stamps
+    both, dated = date_records(pl.concat([p.records.select(STAMP_COLUMNS), stamps.select(STAMP_COLUMNS)]), p.files)
+    if dated:
+        p.records = p.records.with_columns(ts=both["ts"].head(p.records.height))
+        stamps = stamps.with_columns(ts=both["ts"].tail(stamps.height))
+        p.signals = redate(p.signals, both, list(dated))
+        p.series = redate(p.series, both, list(dated))
+    p.texts = stamps.filter(pl.col("text").is_not_null()).select("file", "line", "text", "message")
+    p.stamps = None
+
+
+def _derived_inputs(run: Run) -> None:
+    """Preflight facts from the model files, launch scripts and ``non-default args`` lines the read stage
+    tapped (diagnose/preflight/bundle.py)."""
+    p = run.parsed
+    tap = p.extra.pop("tap", None)
+    if tap is None:
+        return
+    seen = pl.concat([p.records.select("file", "line", "message"), p.texts.select("file", "line", "message")])
+    records, signals, inputs = tap.finish(seen)
+    p.records = pl.concat([p.records, *records], how="vertical_relaxed")
+    p.signals = pl.concat([p.signals, *signals], how="vertical_relaxed")
+    p.inputs += inputs
+
+
+def _bundle_pass(kind: str, bundle_pass) -> Stage:
+    def run_it(run: Run) -> None:
+        run.parsed.signals = bundle_pass(run.parsed.signals, run.parsed.series)
+
+    return Stage(f"{kind} bundle pass", run_it, failure=f"{kind} bundle pass")
+
+
+def _window(run: Run) -> None:
+    s = run.settings
+    if not (s.since or s.until):
+        return
+    cond = pl.lit(True)
+    if s.since:
+        cond = cond & (pl.col("ts").is_null() | (pl.col("ts") >= s.since))
+    if s.until:
+        cond = cond & (pl.col("ts").is_null() | (pl.col("ts") <= s.until))
+    p = run.parsed
+    p.records, p.signals, p.series = p.records.filter(cond), p.signals.filter(cond), p.series.filter(cond)
+
+
+def bundle_stages() -> list[Stage]:
+    return [
+        Stage("date", _date),
+        Stage("derived inputs", _derived_inputs, failure="preflight on the bundle"),
+        *[_bundle_pass(kind, fn) for kind, fn in registry.bundle_passes()],
+        Stage("window", _window),
+    ]
+
+
+def read(sources: Iterable, settings: Settings, filters: RuleFilters, progress: Progress | None = None) -> Parsed:
+    """The read stage and the stages that complete the bundle; errors go to ``Parsed.errors``."""
+    tap = None
+    if settings.kind is None:  # model JSON files and launch scripts in a bundle: see diagnose/preflight/bundle.py
+        from diagnose.preflight.bundle import Tap
+
+        tap = Tap()
+        sources = tap.wrap(sources)
+    parsed = read_sources(sources, settings, filters, progress)
+    if tap is not None:
+        parsed.extra["tap"] = tap
+    run = Run(settings, filters, [], [], parsed)
+    for stage in bundle_stages():
+        _guarded(stage, run, parsed.errors)
+    return parsed
+
+
+def read_paths(paths: list[str], settings: Settings, filters: RuleFilters, progress: Progress | None = None) -> Parsed:
+    return read(iter_sources(paths, settings.budget), settings, filters, progress)
+
+
+# --- diagnosing it -------------------------------------------------------------------------------------------
+
+def _validate(run: Run) -> None:
+    """Benchmark/accuracy results against --baseline (diagnose/validation)."""
+    from diagnose.validation import apply_validation
+
+    def read_run(path: str):
+        earlier = read_paths([path], Settings(since=run.settings.since, until=run.settings.until,
+                                               lang=run.settings.lang, budget=run.settings.budget), run.filters)
+        return earlier.signals, bool(earlier.inputs)
+
+    run.parsed, run.comparisons = apply_validation(run.parsed, run.settings.baseline, read_run)
+
+
+def _rules(run: Run) -> None:
+    p = run.parsed
+    run.findings, errors = run_rules(run.rules, p.records, p.signals, run.settings.lang, p.texts, p.series,
+                                     read_back=read_lines)
+    run.errors.extend(errors)
+
+
+def _rank(run: Run) -> None:
+    run.findings = rank_findings(run.findings)
+
+
+def _root_cause(run: Run) -> None:
+    """Across ranks: the rank that failed first goes on top (diagnose/rootcause.py)."""
+    from diagnose.rootcause import find_root_cause
+
+    run.findings = find_root_cause(run.findings, run.rules, run.parsed.records, run.parsed.signals, run.settings.lang)
+
+
+def _timeline(run: Run) -> None:
+    """Dated warnings/errors and evidence lines for the html timeline (capped; diagnose/timeline.py)."""
+    if run.settings.timeline:
+        run.timeline = timeline_frame(run.parsed.records, run.findings, run.parsed.signals)
+
+
+def _signatures(run: Run) -> None:
+    """Errors no rule explains, grouped into signatures (diagnose/signatures.py)."""
+    from diagnose.signatures import section
+
+    run.unrecognised = section(run.findings, run.rules, run.parsed.records, run.parsed.signals, run.settings.baseline)
+
+
+ANALYSIS: list[tuple[Stage, str]] = [  # (stage, where its failure is recorded)
+    (Stage("validate", _validate, failure="baseline comparison"), "parsed"),
+    (Stage("rules", _rules), "run"),
+    (Stage("rank", _rank), "run"),
+    (Stage("root cause", _root_cause, failure="root cause across ranks"), "run"),
+    (Stage("timeline", _timeline, failure="html timeline"), "run"),
+    (Stage("signatures", _signatures, failure="unrecognised error signatures"), "run"),
+]
+
+
+def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings: Settings,
+             filters: RuleFilters | None = None) -> Report:
+    run = Run(settings, filters or RuleFilters(), rules, rule_errors, parsed)
+    for stage, where in ANALYSIS:
+        _guarded(stage, run, run.parsed.errors if where == "parsed" else run.errors)
+    unrecognised, more, new = run.unrecognised
+    p = run.parsed
+    return Report(
+        unrecognised=unrecognised,
+        unrecognised_more=more,
+        unrecognised_new=new,
+        comparisons=run.comparisons,
+        findings=run.findings,
+        inputs=p.inputs,
+        skipped=p.skipped,
+        errors=rule_errors + p.errors + run.errors,
+        rules_checked=[r.brief(settings.lang) for r in rules],
+        signals=p.signals,
+        series=p.series,
+        panels=[(panel.title, panel.unit, panel.signals) for panel in registry.panels()],
+        timeline=run.timeline,
+    )

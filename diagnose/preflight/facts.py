@@ -1,0 +1,55 @@
+"""The facts of one model directory and one launch, for ``diagnose preflight`` (commands/preflight.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the model imports polars; --help must not
+    from diagnose.model import InputFile, Skipped
+
+
+class LaunchUnreadable(ValueError):
+    """A launch file that cannot be read; the message says which and why."""
+
+
+def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str | None, mindie_config: str | None,
+                target) -> tuple[str, list[InputFile], list[Skipped]]:
+    """The facts text for one model directory and one launch, plus the files read and the ones skipped."""
+    from diagnose.model import InputFile, Skipped
+    from diagnose.preflight import checks, launch as launch_mod, modelcard
+
+    inputs: list[InputFile] = []
+    skipped: list[Skipped] = []
+    card = None
+    if model_dir:
+        card = modelcard.load_model_dir(model_dir)
+        for name in (modelcard.CONFIG, modelcard.INDEX, modelcard.QUANT_DESC):
+            p = Path(model_dir) / name
+            packed = p.with_name(name + ".gz")
+            if str(packed) in card.files:
+                p = packed
+            if str(p) in card.files:
+                inputs.append(InputFile(path=str(p), kind="model-metadata", lines=0, bytes=p.stat().st_size))
+            elif not p.exists():
+                skipped.append(Skipped(str(p), "not in the model directory"))
+    launch = None
+    if serve_cmd:
+        launch = launch_mod.parse_serve_script(serve_cmd, "--serve-cmd")
+    elif serve_script or mindie_config:
+        path = Path(serve_script or mindie_config)
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise LaunchUnreadable(f"cannot read {path}: {exc.strerror or exc}") from None
+        inputs.append(InputFile(path=str(path), kind="launch", lines=text.count("\n") + 1, bytes=len(text.encode())))
+        if serve_script:
+            launch = launch_mod.parse_serve_script(text, str(path))
+            if not launch.command:
+                nd = launch_mod.parse_non_default_args(text, str(path))
+                launch = nd or launch
+        else:
+            launch = launch_mod.parse_mindie_config(text, str(path), target.npus)
+    facts = checks.compute(card, launch, target)
+    text = checks.render(facts, model_dir, launch.source if launch else None)
+    return text, inputs, skipped

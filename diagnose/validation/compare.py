@@ -1,0 +1,176 @@
+"""Comparing this run's results with the baseline: pairing rows, judging them against tolerances, and the
+validation facts that join the bundle (``apply_validation``, the pipeline's validate stage)."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import polars as pl
+
+from diagnose.model import conform_records
+from diagnose.parsers import comparison
+from diagnose.parsers.common import FileContext, lines_frame
+from diagnose.validation.baseline import load_baseline
+from diagnose.validation.values import (
+    SETUP_METRICS, DEFAULT_TOL, VIRTUAL_FILE, Baseline, fmt, group_of, metric_rows, norm_dataset, quant_policy,
+)
+
+
+def _pair(run: list[dict], base: list[dict]) -> list[tuple[dict | None, dict | None]]:
+    """Pair run and baseline rows: same metric and scope (datasets normalised); a scope-less baseline row
+    (TOML) or a metric that both sides have exactly once pairs regardless of scope."""
+    def key(r):
+        return (r["metric"], norm_dataset(r["scope"]) if r["metric"] == "accuracy" else r["scope"])
+
+    pairs, used = [], set()
+    by_key = {key(b): i for i, b in enumerate(base)}
+    for r in run:
+        i = by_key.get(key(r))
+        if i is None and r["metric"] == "accuracy":
+            k = key(r)[1]
+            cands = [j for j, b in enumerate(base) if b["metric"] == "accuracy" and j not in used
+                     and (norm_dataset(b["scope"]).startswith(k) or k.startswith(norm_dataset(b["scope"])))]
+            i = cands[0] if len(cands) == 1 else None
+        if i is None and r["metric"] != "accuracy":
+            same = [j for j, b in enumerate(base) if b["metric"] == r["metric"]]
+            mine = [x for x in run if x["metric"] == r["metric"]]
+            if len(same) == 1 and (base[same[0]]["scope"] == "" or len(mine) == 1):
+                i = same[0]
+        if i is not None:
+            used.add(i)
+        pairs.append((r, base[i] if i is not None else None))
+    for j, b in enumerate(base):
+        if j not in used:
+            pairs.append((None, b))
+    return pairs
+
+
+def compare_rows(run: list[dict], baseline: Baseline | None, not_comparable: set[str]) -> list[dict[str, Any]]:
+    """The comparison table; ``not_comparable`` holds scopes (or ``*``) whose rows must not be judged."""
+    out = []
+    run = [r for r in run if group_of(r["metric"])]
+    pairs = _pair(run, baseline.rows) if baseline else [(r, None) for r in run]
+    for r, b in pairs:
+        metric = (r or b)["metric"]
+        scope = (r or b)["scope"] if r is None or r["metric"] != "accuracy" else r["scope"]
+        group = group_of(metric)
+        tol = (b or {}).get("tol")
+        tol = baseline.tolerance[group] if tol is None and baseline else (tol if tol is not None else DEFAULT_TOL[group])
+        row = {"metric": metric, "scope": scope or None, "baseline": b["value"] if b else None,
+               "this": r["value"] if r else None, "change": None,
+               "unit": {"accuracy": "pt", "failed": ""}.get(group, "%"), "tolerance": tol, "verdict": "-",
+               "file": r["file"] if r else None, "line": r["line"] if r else None}
+        if b is None:
+            row["verdict"] = "no baseline" if baseline else "-"
+        elif r is None:
+            row["verdict"] = "missing in this run"
+        elif "*" in not_comparable or (group != "accuracy" and (scope or "") in not_comparable):
+            row["verdict"] = "not comparable"
+        else:
+            row.update(_judge(group, b["value"], r["value"], tol))
+        out.append(row)
+    return out
+
+
+def _judge(group: str, base: float, this: float, tol: float) -> dict[str, Any]:
+    if group in ("accuracy", "failed"):
+        change = this - base
+        worse = -change if group == "accuracy" else change
+    else:
+        if base == 0:
+            return {"change": None, "verdict": "ok" if this == base else "changed"}
+        change = (this - base) / abs(base) * 100.0
+        worse = change if group == "latency" else -change
+    verdict = "regressed" if worse > tol + 1e-9 else ("improved" if worse < -tol - 1e-9 else "ok")
+    return {"change": round(change, 4), "verdict": verdict}
+
+
+def _setup_differences(run: list[dict], baseline: Baseline) -> list[tuple[str, str, float, float]]:
+    diffs = []
+    for r in run:
+        if r["metric"] in SETUP_METRICS:
+            b = baseline.setup.get((r["metric"], r["scope"]))
+            if b is not None and not math.isclose(b, r["value"], rel_tol=1e-6):
+                diffs.append((r["metric"], r["scope"], b, r["value"]))
+    return diffs
+
+
+# --- facts -----------------------------------------------------------------------------------------------------
+
+def _token(text: str) -> str:
+    text = re.sub(r"\s+", "_", str(text).replace('"', "'"))
+    return text or "-"
+
+
+def facts_lines(rows: list[dict], notes: list[str]) -> list[str]:
+    lines = ["# diagnose validation facts v1"]
+    lines += notes
+    for row in rows:
+        if row["baseline"] is None or row["this"] is None:
+            continue
+        where = (f" dataset={_token(row['scope'])}" if row["metric"] == "accuracy"
+                 else (f" run={_token(row['scope'])}" if row["scope"] else ""))
+        change = "-" if row["change"] is None else (f"{row['change']:+.2f}{row['unit']}" if row["unit"]
+                                                     else f"{row['change']:+g}")
+        lines.append(
+            f"compare metric={row['metric']}{where} baseline={fmt(row['baseline'])} this={fmt(row['this'])} "
+            f"change={change} tolerance={fmt(row['tolerance'])}{row['unit']} verdict={row['verdict'].replace(' ', '-')}"
+        )
+    return lines
+
+
+def _server_mismatches(parsed) -> list[str]:
+    """The benchmark's TP and model name against what the server logs in the same bundle say."""
+    sig = parsed.signals
+    notes = []
+    bench_tp = set(sig.filter(pl.col("signal") == "bench_tp")["value"].drop_nulls().to_list())
+    server_tp = set(sig.filter(pl.col("signal") == "tensor_parallel_size")["value"].drop_nulls().to_list())
+    if bench_tp and server_tp and not bench_tp & server_tp:
+        notes.append(f"mismatch what=tp bench={fmt(min(bench_tp))} server={fmt(min(server_tp))}")
+    bench_models = {_base(t) for t in sig.filter(pl.col("signal") == "bench_model")["text"].drop_nulls().to_list()}
+    names = {_base(t) for t in sig.filter(pl.col("signal") == "served_model")["text"].drop_nulls().to_list()}
+    names.discard("")
+    if bench_models and names and not bench_models & names:
+        notes.append(f"mismatch what=model bench={_token(sorted(bench_models)[0])} server={_token(sorted(names)[0])}")
+    return notes
+
+
+def _base(name: str) -> str:
+    return name.strip().strip("'\"").rstrip("/").rsplit("/", 1)[-1].lower()
+
+
+def apply_validation(parsed, baseline_path: str | None, read_run=None) -> tuple[Any, list[dict[str, Any]]]:
+    """The validate stage: returns the parsed bundle with the validation facts joined, and the table.
+    ``read_run`` reads an earlier run's folder (see ``load_baseline``)."""
+    run = metric_rows(parsed.signals)
+    mismatch_notes = _server_mismatches(parsed) if run else []
+    if not run and not baseline_path:
+        return parsed, []
+    baseline = load_baseline(baseline_path, read_run) if baseline_path else None
+    notes = list(mismatch_notes)
+    not_comparable: set[str] = set()
+    if baseline:
+        parsed.errors.extend(baseline.errors)
+        mine = quant_policy(parsed.signals)
+        if mine and baseline.quantization and mine != baseline.quantization:
+            notes.append(f"not-comparable what=quantization baseline={baseline.quantization} this={mine}")
+            not_comparable.add("*")
+        for metric, scope, b, t in _setup_differences(run, baseline):
+            notes.append(f"not-comparable what={metric} run={_token(scope or '-')} baseline={fmt(b)} this={fmt(t)}")
+            not_comparable.add(scope)
+    rows = compare_rows(run, baseline, not_comparable)
+    lines = facts_lines(rows, notes)
+    extra_signals = []
+    if len(lines) > 1:
+        ctx = FileContext(path=VIRTUAL_FILE, node=None, kind=comparison.KIND, mtime=None)
+        recs, sigs = comparison.parse(lines_frame(lines), ctx)
+        parsed.records = pl.concat([parsed.records, conform_records(recs)], how="vertical_relaxed")
+        extra_signals.append(sigs)
+    if extra_signals:
+        parsed.signals = pl.concat([parsed.signals, *extra_signals], how="vertical_relaxed")
+    table = [{k: v for k, v in r.items() if k not in ("file", "line")} for r in rows]
+    return parsed, table
+
+
