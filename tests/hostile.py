@@ -1,4 +1,4 @@
-"""Build a bundle of hostile and broken inputs (the cases of the hostile-input issue), for tests and fuzzing."""
+"""Build a bundle of hostile and broken inputs (names, encodings, archives, bombs, special files), for tests and fuzzing."""
 
 from __future__ import annotations
 

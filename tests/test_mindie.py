@@ -8,19 +8,16 @@ from datetime import datetime
 import polars as pl
 import pytest
 
+import helpers
 from conftest import SAMPLES, run_json
 from diagnose.authoring.fixtures import evaluate
 from diagnose.parsers.registry import sniff
-from diagnose.parsers import mindie, mindie_config, vllm
-from diagnose.parsers.common import FileContext, lines_frame
+from diagnose.parsers import mindie
 from diagnose.parsers.oom import oom_signals
 
 
 def parse(text: str, kind: str = "mindie", path: str = "node-0/mindieservice_daemon.log"):
-    lines = text.strip("\n").split("\n")
-    ctx = FileContext(path=path, node="node-0", kind=kind, mtime=None)
-    module = {"mindie": mindie, "mindie-config": mindie_config, "vllm": vllm}[kind]
-    return module.parse(lines_frame(lines), ctx)
+    return helpers.parse(kind, text, path, node="node-0")
 
 
 def row(records: pl.DataFrame, line: int = 1) -> dict:

@@ -31,7 +31,7 @@ def parse(tmp_path: Path, rel: str, text: str):
     return parsed
 
 
-# --- plog line variants (reference §2.2) -----------------------------------------------------------------------
+# --- plog line variants (the CANN log format) -----------------------------------------------------------------------
 
 VARIANTS = """
 [ERROR] HCCL(2717288,python3):2026-07-23-03:47:57.070.463 [hccl_socket.cc:100] [2717288][HcclSocket][Listen] socket type[1], listen failed
@@ -149,7 +149,7 @@ def test_sniffing():
     assert sniff("stderr.txt", torch) == "vllm"
 
 
-# --- user-facing error blocks (reference §2.3) -----------------------------------------------------------------
+# --- user-facing error blocks (CANN/torch_npu wrappers) -----------------------------------------------------------------
 
 TORCH_BLOCK = """
 [rank1]:     work = group.allreduce([tensor], opts)

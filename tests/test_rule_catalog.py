@@ -66,7 +66,7 @@ def test_rule_is_bilingual_and_filed_by_category(rule):
     assert rule.path.endswith(f"{rule.id}.{rule.name}.toml")
 
 
-# --- catalog coverage, languages, ranking (issue 5) -------------------------------------------------------
+# --- catalog coverage, languages, ranking -------------------------------------------------------
 
 from click.testing import CliRunner  # noqa: E402
 

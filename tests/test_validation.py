@@ -7,6 +7,7 @@ import json
 import polars as pl
 import pytest
 
+import helpers
 from conftest import SAMPLES, run_cli, run_json
 from diagnose.report.comparison import comparison_markdown
 from diagnose.validation.baseline import load_baseline
@@ -14,35 +15,19 @@ from diagnose.validation.compare import compare_rows
 from diagnose.validation.values import Baseline, quant_policy
 from diagnose.authoring.fixtures import evaluate
 from diagnose.parsers.registry import sniff
-from diagnose.parsers import accuracy, bench_results, comparison
-from diagnose.parsers.common import FileContext, lines_frame
 from diagnose.pipeline import Settings, analyze
 
 SAMPLE = SAMPLES / "validation-regression"
 
 
 def parse(kind: str, text: str, path: str = "x/result.json"):
-    lines = text.strip("\n").split("\n")
-    ctx = FileContext(path=path, node=None, kind=kind, mtime=None)
-    mod = {"vllm-bench": bench_results, "aisbench": accuracy, "lm-eval": accuracy,
-           "validation-facts": comparison}[kind]
-    records, signals = mod.parse(lines_frame(lines), ctx)
-    assert records.height == len(lines)  # nothing dropped
+    records, signals = helpers.parse(kind, text, path)
+    assert records.height == len(text.strip("\n").split("\n"))  # nothing dropped
     return records, signals
 
 
-def values(signals: pl.DataFrame) -> dict[tuple[str, str | None], float | str]:
-    out = {}
-    for s, e, v, t in signals.select("signal", "engine", "value", "text").iter_rows():
-        out.setdefault((s, e), v if v is not None else t)
-    return out
-
-
-def by_signal(signals: pl.DataFrame) -> dict[str, float | str]:
-    out = {}
-    for s, v, t in signals.select("signal", "value", "text").iter_rows():
-        out.setdefault(s, v if v is not None else t)
-    return out
+values = helpers.by_signal_engine
+by_signal = helpers.by_signal
 
 
 # --- vllm bench -------------------------------------------------------------------------------------------

@@ -7,12 +7,11 @@ from datetime import datetime
 import polars as pl
 import pytest
 
-from diagnose.parsers import vllm
-from diagnose.parsers.common import FileContext, lines_frame
+import helpers
 
 
 def parse(lines: list[str], node: str | None = "node-0"):
-    return vllm.parse(lines_frame(lines), FileContext("serve.log", node, "vllm", None))
+    return helpers.parse("vllm", lines, "serve.log", node)
 
 
 def one(line: str) -> dict:

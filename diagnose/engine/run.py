@@ -135,15 +135,18 @@ def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, si
 
 def signal_facts(rule: Rule, hits: pl.DataFrame, signals: pl.DataFrame | None) -> dict[str, Any]:
     """A summary template may name a signal (``{hccl_connect_timeout_s}``): give it the value seen in the file of
-    the first evidence line, else on its node, else anywhere in the bundle (the first one in file order)."""
+    the first evidence line (of its engine first), else on its node, else anywhere in the bundle (the first
+    one in file order)."""
     if signals is None or signals.height == 0:
         return {}
     names = {m.group(1) for lang in rule.summary for m in _FIELD.finditer(rule.summary[lang])}
     frame = signals.filter(pl.col("signal").is_in(list(names)))
     if frame.height == 0:
         return {}
-    first = hits.head(1).select("file", "node").row(0) if hits.height else (None, None)
-    rank = (pl.col("file") == first[0]).cast(pl.Int8) * 2 + (pl.col("node").eq_missing(first[1])).cast(pl.Int8)
+    first = hits.head(1).select("file", "node", "engine").row(0) if hits.height else (None, None, None)
+    same_engine = pl.col("engine").eq_missing(first[2]) if first[2] is not None else pl.lit(False)
+    rank = ((pl.col("file") == first[0]).cast(pl.Int8) * 4 + same_engine.cast(pl.Int8) * 2
+            + (pl.col("node").eq_missing(first[1])).cast(pl.Int8))
     frame = frame.with_columns(_r=rank.fill_null(0)).sort(["_r", "file", "line"], descending=[True, False, False])
     out: dict[str, Any] = {}
     for name, value, text in frame.select("signal", "value", "text").iter_rows():

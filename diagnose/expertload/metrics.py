@@ -1,6 +1,6 @@
 """Aggregation and imbalance metrics of the expert-load report.
 
-Definitions (reference part B6):
+Definitions:
 
 * expert level: per layer, the tokens of each logical expert (replicas summed); ``max/mean`` and the
   coefficient of variation ``cv = std/mean`` (population std) over all logical experts of the layer;

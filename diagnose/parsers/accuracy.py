@@ -276,6 +276,7 @@ SOURCES = (
         r'|"(?:Benchmark Duration|Output Token Throughput|Failed Requests|Total Requests)"\s*:\s*\{'
         r"|^\s*(?:max_out_len|generation_kwargs)\s*=",
         signals=_ACCURACY_SIGNALS,
+        sniff_rank=110,
     ),
     SourceKind(
         name=LMEVAL,
@@ -284,5 +285,6 @@ SOURCES = (
         file_name=r"(?i)^results[_.]|lm[_-]?eval",
         sniff=r'"(?:lm_eval_version|higher_is_better|n-samples|group_subtasks)"\s*:|^\|\s*Tasks\s*\|\s*Version\s*\|',
         signals=_ACCURACY_SIGNALS,
+        sniff_rank=120,
     ),
 )

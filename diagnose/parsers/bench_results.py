@@ -408,4 +408,5 @@ SOURCE = SourceKind(
     r"|Benchmark duration \(s\)|Request throughput \(req/s\)|Output token throughput \(tok/s\)"
     r"|(?:Mean|Median|P[\d.]+) (?:TTFT|TPOT|ITL|E2EL) \(ms\)):\s|^Throughput: [\d.]+ requests/s|^Avg latency: ",
     signals=SIGNALS,
+    sniff_rank=100,
 )

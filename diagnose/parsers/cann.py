@@ -1,6 +1,6 @@
 """CANN / HCCL / torch_npu error blocks, wherever they appear (plog, vLLM output, stderr captures, text).
 
-The same messages reach the user in several wrappers (reference: mindie-plog-npusmi.md §2.3–2.5):
+The same messages reach the user in several wrappers (CANN error-code reference, torch_npu error trailers, HCCL user guide):
 ``EI0006: [PID: n] 2025-...``, ``[PID: n] 2025-... Get_Socket_Timeout(EI0006): ...``, the torch_npu trailer
 ``[ERROR] 2025-07-17-11:24:32 (PID:2000, Device:3, RankID:3) ERR01100 ...``, the HCCL ``LINK_ERROR_INFO`` table
 and the ``Cluster Exception Location[IP/ID]`` line. Parsers call :func:`block_signals` on their records to

@@ -93,4 +93,5 @@ SOURCE = SourceKind(
         "comparison not like for like",
         "bench_server_mismatch": "1 per benchmark set-up value (tp, model) that differs from the server log's",
     },
+    sniff_rank=130,
 )

@@ -1,4 +1,4 @@
-"""MindIE expert-hotspot dumps (``prefill/prefill_<rank>.csv``, ``decode/decode_<rank>.csv``; reference B3).
+"""MindIE expert-hotspot dumps (``prefill/prefill_<rank>.csv``, ``decode/decode_<rank>.csv``; format from the MindIE expert-hotspot dump documentation).
 
 No header; each write appends a block of ``layers`` rows x ``local experts`` columns of running token totals.
 For the normal report this parser looks at the last complete block only (the totals since warm-up or the
@@ -103,4 +103,5 @@ SOURCE = SourceKind(
         "the row mean; engine: `<stage> rank <r> layer <l>`",
         "expert_hotspot_row_tokens": "MindIE hotspot dump, last block: tokens of one layer row (running total)",
     },
+    sniff_rank=90,
 )

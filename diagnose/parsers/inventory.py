@@ -59,6 +59,7 @@ NPU_SMI = SourceKind(
     r"|^\|\s*NPU\s+Chip\s*\|\s*Process id|No running processes found in NPU"
     r"|^\s*(?:NPU ID|Software Version|Firmware Version|Compatibility|Chip Count|Faulty Chip Count|Health Status)\s+:",
     signals=npusmi.SIGNALS,
+    sniff_rank=50,
 )
 
 VERSION_INFO = SourceKind(
@@ -75,6 +76,7 @@ VERSION_INFO = SourceKind(
     r"|^\s*vLLM (?:Ascend )?Version\s*:",
     signals=versions.SIGNALS,
     bundle_pass=_derive,
+    sniff_rank=60,
 )
 
 SOURCES = (NPU_SMI, VERSION_INFO)

@@ -48,6 +48,7 @@ class SourceKind:
     signals: Mapping[str, str] = field(default_factory=dict)  # signal name -> meaning
     bundle_pass: BundlePass | None = None  # (signals, series) -> signals, once over the whole bundle
     panels: tuple[Panel, ...] = ()
+    sniff_rank: int = 100  # order among kinds: on a tie in sniffing, the lower rank wins
 
 
 def head_only(pattern: str) -> str:

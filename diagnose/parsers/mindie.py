@@ -1,4 +1,4 @@
-"""MindIE service, LLM and ATB logs, alone or mixed in one tee'd daemon stream (reference section 1).
+"""MindIE service, LLM and ATB logs, alone or mixed in one tee'd daemon stream (MindIE log reference).
 
 Line heads recognised (one regex, alternatives by position):
 
@@ -209,4 +209,5 @@ SOURCE = SourceKind(
     signals={"kv_blocks": "KV cache blocks (MindIE `NpuBlockNum`, `num_npu_blocks`)",
              "num_speculative_tokens": "speculative tokens per step configured (`number of sepculative tokens is N`)",
              "speculative_method": "`mtp` when MindIE starts an MtpWorker (text)"},
+    sniff_rank=20,
 )

@@ -1,4 +1,4 @@
-"""MindIE service ``config.json`` (``mindie-service/conf/config.json``, reference section 1.4).
+"""MindIE service ``config.json`` (``mindie-service/conf/config.json``, MindIE service parameter reference).
 
 Layout: ``ServerConfig``, ``BackendConfig`` {``modelInstanceNumber``, ``npuDeviceIds`` (one list per model
 instance), ``multiNodesInferEnabled``, ``ModelDeployConfig`` {``maxSeqLen``, ``maxInputTokenLen``,
@@ -266,4 +266,5 @@ SOURCE = SourceKind(
     sniff=r'"(?:BackendConfig|ModelDeployConfig|ScheduleConfig|npuDeviceIds|multiNodesInferEnabled|maxSeqLen'
     r'|maxInputTokenLen|npuMemSize|cacheBlockSize|maxPrefillTokens|modelInstanceNumber)"\s*:',
     signals=SIGNALS,
+    sniff_rank=30,
 )

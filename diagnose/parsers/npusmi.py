@@ -1,6 +1,6 @@
 """`npu-smi info` tables, their process tables, and `npu-smi info -t board|health -i N` key/value output.
 
-Layouts (reference section 3.1): A2 (one chip per NPU), A3 (``Chip  Phy-ID`` column, two chips per NPU, the
+Layouts: A2 (one chip per NPU), A3 (``Chip  Phy-ID`` column, two chips per NPU, the
 second chip's first row shows Power ``-``), 310P (``Chip  Device``, no HBM pair, Power ``NA``) and the
 widened right block of npu-smi 26.x. Rows are parsed by ``|`` and whitespace, never by column offsets, so
 re-flowed pastes (single spaces, ``1460/ 44280``) parse too. A device is two rows: the first row

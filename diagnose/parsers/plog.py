@@ -1,4 +1,4 @@
-"""CANN plog and device logs (reference: mindie-plog-npusmi.md §2.1–2.2).
+"""CANN plog and device logs (the application log format of the CANN log reference).
 
 Files: ``plog-<pid>_<YYYYMMDDhhmmssmmm>.log`` (host, one per process) and ``device-<pid>_<ts>.log`` (device side,
 under ``device-<id>/``; a ``device-<id>_<ts>.log`` outside such a folder is a device's slog and the number is the
@@ -142,4 +142,5 @@ SOURCE = SourceKind(
     hints=CANN_HINTS + r"|HcclCommInitRootInfo|RankID|userRank|localRank|user_rank|device_id|deviceLogicId|"
     r"device\[|dev[Ii]d\[",
     line_oriented=True,
+    sniff_rank=40,
 )

@@ -84,4 +84,5 @@ SOURCE = SourceKind(
     file_name=r"(?i)\.facts$",
     sniff=r"^# diagnose preflight facts",
     signals=SIGNALS,
+    sniff_rank=70,
 )

@@ -10,7 +10,7 @@ Files, by name (the sniffer already calls them ``profiler``):
     communication*.json, profiler_metadata*.json   read to check they are whole JSON; no analysis yet
     profiler_info*.json                     the folder's rank (``profiler_info_<rank>.json`` or ``rank_id``)
 
-Drift handled (reference part A): ``Task Type``/``Accelerator Core``/``Accelerator``, ``Block Dim``/``Block Num``,
+Drift handled (column names across CANN 7/8 and torch_npu releases): ``Task Type``/``Accelerator Core``/``Accelerator``, ``Block Dim``/``Block Num``,
 ``Op Name``/``Name``, ``Start Time(us)`` quoted with a trailing TAB, shape cells with literal quotes, ``N/A`` in
 numeric columns, ``DT_`` dtype prefixes, ``Communication (Not Overlapped)`` with a space. A kernel file without the
 dtype/shape columns (captured with ``aic_metrics=AiCoreNone``) gets a record on its header line that names the
@@ -909,4 +909,5 @@ SOURCE = SourceKind(
     name_trust=5,
     signals=SIGNALS,
     bundle_pass=_bundle_pass,
+    sniff_rank=80,
 )

@@ -3,9 +3,9 @@ collects them. Everything that depends on a kind reads it from here: sniffing a 
 that drops lines no rule or signal can use, which kinds are read line by line and which in batches, the
 periodic series, the bundle-wide passes, the documented signals and the curves of the incident page.
 
-Adding a kind: write its module (a ``parse`` function and a ``SOURCE = SourceKind(...)``), add the module to
-``_MODULES`` below, and give it tests and a sample. Adding a line variant to a kind touches only its module.
-See docs/architecture.md.
+Adding a kind: write its module in this package (a ``parse`` function and a ``SOURCE = SourceKind(...)``, or
+``SOURCES`` for several) and give it tests and a sample; the registry finds it. Adding a line variant to a kind
+touches only its module. See docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -13,22 +13,24 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from diagnose.parsers import (
-    accuracy, bench_results, cann, comparison, expert_hotspot, generic, inventory, mindie, mindie_config, oom, plog,
-    preflight, profiling, vllm,
-)
+import importlib
+import pkgutil
+
+import diagnose.parsers as _package
+from diagnose.parsers import cann, generic, oom
 from diagnose.parsers.common import ANSI
 from diagnose.parsers.kind import BundlePass, Panel, Parser, SourceKind, head_only
 
-_MODULES = (vllm, mindie, mindie_config, plog, inventory, preflight, profiling, expert_hotspot, bench_results,
-            accuracy, comparison)
-
-
 def _collect() -> tuple[SourceKind, ...]:
+    """Every ``SOURCE``/``SOURCES`` declared by a module of this package (the generic text kind aside)."""
     kinds: list[SourceKind] = []
-    for module in _MODULES:
-        kinds.extend(getattr(module, "SOURCES", None) or (module.SOURCE,))
-    return tuple(kinds)
+    for info in sorted(pkgutil.iter_modules(_package.__path__), key=lambda m: m.name):
+        if info.name in ("registry", "kind", "generic"):
+            continue
+        module = importlib.import_module(f"{_package.__name__}.{info.name}")
+        declared = getattr(module, "SOURCES", None) or ((module.SOURCE,) if hasattr(module, "SOURCE") else ())
+        kinds.extend(k for k in declared if isinstance(k, SourceKind))
+    return tuple(sorted(kinds, key=lambda k: (k.sniff_rank, k.name)))
 
 
 # In sniffing order: on a tie between kinds whose lines a file shows, the earlier one wins.

@@ -1,4 +1,4 @@
-"""Version files and pasted version inventories (reference mindie-plog-npusmi.md section 3.3, vllm.md 1.6).
+"""Version files and pasted version inventories (the CANN, driver and MindIE install layouts; vLLM collect_env).
 
 Reads, in any mix (a support paste often concatenates several ``cat`` and ``ls -l`` outputs):
 

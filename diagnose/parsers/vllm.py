@@ -1,4 +1,4 @@
-"""vLLM and vllm-ascend server logs (every line variant of the reference, section 1).
+"""vLLM and vllm-ascend server logs (every line variant of vLLM 0.7 to current).
 
 Head of a logger line, in order: an optional container/collector stamp (``2025-10-15T00:04:48.7Z``,
 ``2026-05-01 18:27:06.747 |``), an optional docker-compose service (``vllm-1  |``), process prefixes,
@@ -502,4 +502,5 @@ SOURCE = SourceKind(
         Panel("Mean acceptance length", "tokens", ("spec_mean_acceptance_len",)),
         Panel("Throughput", "tokens/s", ("prompt_throughput", "gen_throughput")),
     ),
+    sniff_rank=10,
 )

@@ -1,4 +1,4 @@
-"""JSON report: the schema documented in docs/json-schema.md, findings in ranked order, stable bytes."""
+"""JSON report: the schema documented in docs/schemas.md, findings in ranked order, stable bytes."""
 
 from __future__ import annotations
 
