@@ -135,7 +135,7 @@ def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, si
 
 def signal_facts(rule: Rule, hits: pl.DataFrame, signals: pl.DataFrame | None) -> dict[str, Any]:
     """A summary template may name a signal (``{hccl_connect_timeout_s}``): give it the value seen in the file of
-    the first evidence line (of its engine first), else on its node, else anywhere in the bundle (the first
+    the first evidence line (for a threshold or mismatch, of its engine first), else on its node, else anywhere in the bundle (the first
     one in file order)."""
     if signals is None or signals.height == 0:
         return {}
@@ -144,7 +144,9 @@ def signal_facts(rule: Rule, hits: pl.DataFrame, signals: pl.DataFrame | None) -
     if frame.height == 0:
         return {}
     first = hits.head(1).select("file", "node", "engine").row(0) if hits.height else (None, None, None)
-    same_engine = pl.col("engine").eq_missing(first[2]) if first[2] is not None else pl.lit(False)
+    # A threshold or mismatch finding is about one engine's values; a pattern's "engine" is only the process.
+    by_engine = first[2] is not None and rule.match.kind in ("threshold", "mismatch")
+    same_engine = pl.col("engine").eq_missing(first[2]) if by_engine else pl.lit(False)
     rank = ((pl.col("file") == first[0]).cast(pl.Int8) * 4 + same_engine.cast(pl.Int8) * 2
             + (pl.col("node").eq_missing(first[1])).cast(pl.Int8))
     frame = frame.with_columns(_r=rank.fill_null(0)).sort(["_r", "file", "line"], descending=[True, False, False])
