@@ -154,6 +154,7 @@ class Finding:
     consequence: bool = False  # the rule describes an echo of another failure (engine death, timeouts)
     caused_by: str | None = None  # rule id of the finding this one is a consequence of
     facts: dict[str, Any] = field(default_factory=dict)  # the numbers behind the summary
+    generic: bool = False  # says only the family of a failure (an unlisted or "inner error" code): ranked after specific ones
 
     def short_where(self, sep: str = ",") -> str:
         """A few nodes and ranks for a table cell (``node-0,node-1 rank 0,8,13``); empty when unknown."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from diagnose.engine.codes import recogniser_pattern
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.select import signal_condition
 from diagnose.series import Condition, Periodic
@@ -64,6 +65,10 @@ def combined_pattern(rules: list[Rule]) -> str:
         for _, sel in rule.match.selectors():
             if sel.reads_records:  # with a signal, the regex reads the signal's text
                 patterns.add(_anonymous_groups(sel.regex))
+        if rule.match.kind == "code":  # the lines of an error-code family (rules/codes/)
+            found = recogniser_pattern(rule.match.family)
+            if found:
+                patterns.add(found)
     return "|".join(f"(?:{p})" for p in sorted(patterns))
 
 

@@ -51,6 +51,7 @@ SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
                 "missing": ("selector", "what is expected with it and never seen (required)"),
                 "require": ("selector", "fire only where this is seen too"),
                 "scope": ("scope", "bundle (default), node or file: where `missing` is looked for")},
+    "code": {"family": ("str", "an error-code table under rules/codes/ (cann, acl, hccl, mindie, torch_npu)")},
     "mismatch": {"signal": ("str", "the signal compared (required)"),
                  "across": ("across", "node (default), device, engine or file"),
                  "within": ("within", "compare only inside one node or file"),
@@ -177,7 +178,19 @@ class MismatchMatch(Match):
         return self.signal_sources
 
 
-MATCH_CLASSES: dict[str, type[Match]] = {c.kind: c for c in (PatternMatch, ThresholdMatch, AbsenceMatch, MismatchMatch)}
+@dataclass(frozen=True)
+class CodeMatch(Match):
+    """Error codes of one family (rules/codes/<family>.toml) on log lines that no other rule explains: one
+    finding per code, its category, severity and next step from the table (engine/codes.py)."""
+
+    family: str = ""
+
+    kind = "code"
+
+
+MATCH_CLASSES: dict[str, type[Match]] = {
+    c.kind: c for c in (PatternMatch, ThresholdMatch, AbsenceMatch, MismatchMatch, CodeMatch)
+}
 
 
 def selector_from(table: dict[str, Any]) -> Selector:
@@ -225,6 +238,8 @@ def match_from(table: dict[str, Any], seconds) -> Match:
             require=selector_from(table["require"]) if "require" in table else None,
             scope=table.get("scope", "bundle"),
         )
+    if kind == "code":
+        return CodeMatch(raw=table, family=table["family"])
     return MismatchMatch(
         raw=table, signal=table["signal"], across=table.get("across", "node"), within=table.get("within"),
         signal_sources=sources, ignore_regex=table.get("ignore_regex"),

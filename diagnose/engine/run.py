@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import polars as pl
 
+from diagnose.engine.codes import match_codes
 from diagnose.engine.kinds import KINDS, Match
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.select import record_condition
@@ -38,14 +39,23 @@ def run_rules(
     present = _sources_present(records, signals, series)
     rules = [rule for rule in rules if _can_fire(rule, present)]
     quiet = _quiet_pattern_rules(rules, records)
+    explained: list[pl.DataFrame] = []  # (file, event) of every hit: error codes on those lines are explained
     for rule in rules:
-        if rule.id in quiet:
+        if rule.id in quiet or rule.match.kind == "code":
             continue
         try:
             match = KINDS[rule.match.kind](rule.match, records, signals, rule.sources or None, series=series)
             if match is not None:
                 findings.append(build_finding(rule, match, records, lang, signals, texts, read_back))
+                explained.append(match.hits.select(pl.col("file").cast(pl.String), pl.col("event").cast(pl.UInt32)))
         except Exception as exc:  # one broken rule must not take the run down; the report says so
+            errors.append(f"rule {rule.id} ({rule.path}) failed: {type(exc).__name__}: {exc}")
+    keys = pl.concat(explained).unique() if explained else None
+    for rule in (r for r in rules if r.match.kind == "code"):  # after the others: what they explain is theirs
+        try:
+            for hit in match_codes(rule.match, records, keys, lang):
+                findings.append(build_finding(rule, hit, records, lang, signals, texts, read_back))
+        except Exception as exc:  # noqa: BLE001
             errors.append(f"rule {rule.id} ({rule.path}) failed: {type(exc).__name__}: {exc}")
     return findings, errors
 
@@ -113,12 +123,14 @@ def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, si
         where=_where(nodes, ranks),
     )
     template = rule.text("summary", lang) or rule.text("title", lang)
+    # An error-code finding takes its category, severity, title and next step from the code table.
+    over = getattr(match, "overrides", None) or {}
     return Finding(
         rule_id=rule.id,
         name=rule.name,
-        category=rule.category,
-        severity=rule.severity,
-        title=rule.text("title", lang),
+        category=over.get("category", rule.category),
+        severity=over.get("severity", rule.severity),
+        title=over.get("title", rule.text("title", lang)),
         summary=render(template, facts),
         count=match.count,
         first_seen=first,
@@ -126,10 +138,11 @@ def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, si
         nodes=nodes,
         ranks=ranks,
         evidence=evidence,
-        remediation=rule.text("remediation", lang).strip(),
-        references=list(rule.references),
-        consequence=rule.consequence,
+        remediation=over.get("remediation", rule.text("remediation", lang)).strip(),
+        references=list(rule.references) + list(over.get("references", [])),
+        consequence=over.get("consequence", rule.consequence),
         facts={k: v for k, v in facts.items() if isinstance(v, (str, int, float)) or v is None},
+        generic=over.get("generic", False),
     )
 
 

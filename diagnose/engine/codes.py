@@ -1,0 +1,100 @@
+"""The ``code`` match kind: error codes of one family on log lines no other rule explains.
+
+The tables (rules/codes/<family>.toml, loaded by diagnose/codes.py) say how a code of the family is written
+on a line (recognisers), what each known code means, and, for a code no entry lists, what its class (the
+module letter, the number range, the component) says: its category, severity and next step. So a code nobody
+listed still gives a finding in the right category, quoting the code.
+
+A line that another rule already explains (its hits: every matching event of a pattern rule, the evidence
+of the others) gives no code finding; that rule knows more. One finding per distinct code; a code that the
+table marks ``echo`` (a timeout on a rank that waited for a stuck peer) is a consequence; a code that only
+names its class, or an "inner error" that says "read the lines that follow", is ``generic`` and ranks after
+specific findings of the same severity.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from diagnose.codes import CodeFamily, builtin_codes_dir, classify, load_families
+from diagnose.engine.match import CodeMatch
+
+_CACHE: dict[str, dict[str, CodeFamily]] = {}
+_GENERIC_NAME = re.compile(r"inner|internal|unknown|generic")
+
+
+def families(folder=None) -> dict[str, CodeFamily]:
+    """The built-in tables by family (loaded once per process)."""
+    key = str(folder or builtin_codes_dir())
+    if key not in _CACHE:
+        _CACHE[key] = {f.family: f for f in load_families(folder or builtin_codes_dir())}
+    return _CACHE[key]
+
+
+@dataclass
+class CodeHit:
+    """One code's events, with what the table says about it (``Match`` plus the overrides of the rule's text)."""
+
+    hits: pl.DataFrame
+    count: int
+    facts: dict[str, Any] = field(default_factory=dict)
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+def _anonymous(pattern: str) -> str:
+    return re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(?:", pattern)
+
+
+def _short(meaning: str, limit: int = 90) -> str:
+    """The first clause of a meaning, for a title."""
+    text = meaning.strip().split(". ")[0].rstrip(".")
+    text = text.split("; ")[0]
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def recogniser_pattern(family: str) -> str | None:
+    """One alternation of the family's recognisers (for the filters that keep lines in memory)."""
+    fam = families().get(family)
+    if fam is None:
+        return None
+    return "|".join(f"(?:{_anonymous(r.regex)})" for r in fam.recognisers)
+
+
+def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | None, lang: str) -> list[CodeHit]:
+    fam = families().get(m.family)
+    if fam is None or records.height == 0:
+        return []
+    cand = records.filter(pl.col("message").str.contains(recogniser_pattern(m.family)))
+    if cand.height == 0:
+        return []
+    if explained is not None and explained.height:
+        cand = cand.join(explained, on=["file", "event"], how="anti")
+    code = pl.coalesce([pl.col("message").str.extract_groups(r.regex).struct.field("code") for r in fam.recognisers])
+    cand = cand.with_columns(_code=code).filter(pl.col("_code").is_not_null())
+    if cand.height == 0:
+        return []
+    cand = cand.sort(["ts", "file", "line"], nulls_last=True)
+    out: list[CodeHit] = []
+    for (value,), group in cand.group_by(["_code"], maintain_order=True):
+        known, cls = classify(fam, value)
+        entry = known or cls
+        events = group.unique(subset=["file", "event"], keep="first", maintain_order=True)
+        hits = events.select("file", "line", "source", "node", "ts", "rank", "event",
+                             pl.col("proc").alias("engine"), pl.lit(None, pl.Float64).alias("value"),
+                             pl.col("message").alias("vtext"))
+        meaning = entry.meaning.get(lang) or entry.meaning["en"]
+        generic = known is None or bool(_GENERIC_NAME.search(known.name))
+        title = f"{fam.title.get(lang) or fam.title['en']} {value}: {_short(meaning)}"
+        facts = {"code": value, "meaning": meaning, "family": fam.family,
+                 "code_name": known.name if known else "", "listed": "yes" if known else "no"}
+        out.append(CodeHit(hits, events.height, facts, {
+            "category": entry.category, "severity": entry.severity, "title": title,
+            "remediation": entry.next_step.get(lang) or entry.next_step["en"],
+            "consequence": bool(known.echo) if known else False, "generic": generic,
+            "references": [entry.source] if entry.source else [],
+        }))
+    return out
