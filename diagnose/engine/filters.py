@@ -54,13 +54,18 @@ def prefilter_patterns(rules: list[Rule], kinds: list[str]) -> dict[str, str]:
     out = {}
     for kind in kinds:
         usable = [r for r in rules if not r.sources or kind in r.sources]
-        combined = combined_pattern(usable)
+        text_first = [r for r in rules if r not in usable and any(s.text_first for _, s in r.match.selectors())]
+        combined = combined_pattern(usable, text_first)
         out[kind] = LEVEL_WORDS + (f"|{combined}" if combined else "")
     return out
 
 
-def combined_pattern(rules: list[Rule]) -> str:
+def combined_pattern(rules: list[Rule], text_first: list[Rule] = ()) -> str:
+    """Every regex over records of ``rules``, and the text-first ones of ``text_first`` (rules limited to
+    other kinds whose text patterns still read every line)."""
     patterns = set()
+    for rule in text_first:
+        patterns.update(_anonymous_groups(sel.regex) for _, sel in rule.match.selectors() if sel.text_first)
     for rule in rules:
         for _, sel in rule.match.selectors():
             if sel.reads_records:  # with a signal, the regex reads the signal's text

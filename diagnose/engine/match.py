@@ -77,6 +77,19 @@ class Selector:
         """A regex over log records (with a signal, a regex would read the signal's text)."""
         return self.regex is not None and self.signal is None
 
+    @property
+    def text_first(self) -> bool:
+        """A regex over the text alone: it runs on every text line whatever kind its file was read as (real files
+        mix kinds; a paste may be sniffed as plain text). Only a selector that reads a parsed field (a level)
+        or a signal is limited to the rule's ``sources``; its own ``sources`` always apply."""
+        return self.reads_records and not self.level and self.sources is None
+
+    def sources_for(self, rule_sources):
+        """The sources this selector reads: its own, else none (text-first), else the rule's."""
+        if self.sources is not None:
+            return self.sources
+        return None if self.text_first else rule_sources
+
 
 @dataclass(frozen=True)
 class Match:

@@ -73,8 +73,8 @@ def _can_fire(rule: Rule, present: set[str]) -> bool:
     if not rule.sources:
         return True
     wanted = set(rule.sources)
-    for _, sel in rule.match.selectors():
-        if sel.sources is not None and not sel.sources:
+    for role, sel in rule.match.selectors():
+        if role != "missing" and (sel.text_first or (sel.sources is not None and not sel.sources)):
             return True
         wanted.update(sel.sources or ())
     return bool(wanted & present)
@@ -87,7 +87,7 @@ def _quiet_pattern_rules(rules: list[Rule], records: pl.DataFrame) -> set[str]:
     for rule in rules:
         m = rule.match
         if m.kind == "pattern" and m.selector.reads_records:
-            sources = m.selector.sources if m.selector.sources is not None else (rule.sources or None)
+            sources = m.selector.sources_for(rule.sources or None)
             cond = record_condition(m.selector)
             if sources:
                 cond = cond & pl.col("source").is_in(sources)

@@ -23,7 +23,7 @@ def _sources_filter(frame: pl.DataFrame, sources: list[str] | None) -> pl.DataFr
 
 def select(sel: Selector, records: pl.DataFrame, signals: pl.DataFrame, sources,
            series: pl.DataFrame | None = None) -> pl.DataFrame:
-    sources = sel.sources if sel.sources is not None else sources
+    sources = sel.sources_for(sources)
     if sel.signal is not None:
         return select_signal(sel, signals, sources, series)
     return select_records(sel, records, sources)
