@@ -16,9 +16,12 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from diagnose.engine.codes import recogniser_pattern
+from diagnose.parsers.traceback import EXCEPTION as _EXCEPTION
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.select import signal_condition
 from diagnose.series import Condition, Periodic
+
+EXCEPTION_LINE = re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(?:", _EXCEPTION)
 
 # Level words as vLLM, MindIE, ATB and CANN print them; a line holding one may be a warning or an error.
 LEVEL_WORDS = r"WARN|ERROR|CRITICAL|FATAL|\[(?:error|warn|warning|critical|fatal)\]"
@@ -70,6 +73,8 @@ def combined_pattern(rules: list[Rule], text_first: list[Rule] = ()) -> str:
         for _, sel in rule.match.selectors():
             if sel.reads_records:  # with a signal, the regex reads the signal's text
                 patterns.add(_anonymous_groups(sel.regex))
+        if rule.match.kind == "traceback":  # exception lines (the frames are read by the parser per chunk)
+            patterns.add(EXCEPTION_LINE)
         if rule.match.kind == "code":  # the lines of an error-code family (rules/codes/)
             found = recogniser_pattern(rule.match.family)
             if found:

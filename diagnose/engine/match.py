@@ -52,6 +52,12 @@ SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
                 "require": ("selector", "fire only where this is seen too"),
                 "scope": ("scope", "bundle (default), node or file: where `missing` is looked for")},
     "code": {"family": ("str", "an error-code table under rules/codes/ (cann, acl, hccl, mindie, torch_npu)")},
+    "traceback": {"exception": ("regex", "pattern over the exception type, e.g. `KeyError$` (dotted names too)"),
+                  "message": ("regex", "pattern over the exception's message; named groups become summary fields"),
+                  "not_message": ("regex", "the message must not match"),
+                  "frames": ("regex", "some frame (`path:function`) of the traceback must match"),
+                  "not_frames": ("regex", "no frame may match"),
+                  "min_count": ("int", "tracebacks needed (default 1)")},
     "mismatch": {"signal": ("str", "the signal compared (required)"),
                  "across": ("across", "node (default), device, engine or file"),
                  "within": ("within", "compare only inside one node or file"),
@@ -201,8 +207,24 @@ class CodeMatch(Match):
     kind = "code"
 
 
+@dataclass(frozen=True)
+class TracebackMatch(Match):
+    """Python exceptions (the ``exception`` signals of parsers/traceback.py) by type, message and the frames
+    that raised them. Without ``exception``, a traceback whose exception line was lost still matches by its
+    frames."""
+
+    exception: str | None = None
+    message: str | None = None
+    not_message: str | None = None
+    frames: str | None = None
+    not_frames: str | None = None
+    min_count: int = 1
+
+    kind = "traceback"
+
+
 MATCH_CLASSES: dict[str, type[Match]] = {
-    c.kind: c for c in (PatternMatch, ThresholdMatch, AbsenceMatch, MismatchMatch, CodeMatch)
+    c.kind: c for c in (PatternMatch, ThresholdMatch, AbsenceMatch, MismatchMatch, CodeMatch, TracebackMatch)
 }
 
 
@@ -253,6 +275,10 @@ def match_from(table: dict[str, Any], seconds) -> Match:
         )
     if kind == "code":
         return CodeMatch(raw=table, family=table["family"])
+    if kind == "traceback":
+        return TracebackMatch(raw=table, exception=table.get("exception"), message=table.get("message"),
+                              not_message=table.get("not_message"), frames=table.get("frames"),
+                              not_frames=table.get("not_frames"), min_count=int(table.get("min_count", 1)))
     return MismatchMatch(
         raw=table, signal=table["signal"], across=table.get("across", "node"), within=table.get("within"),
         signal_sources=sources, ignore_regex=table.get("ignore_regex"),

@@ -245,6 +245,8 @@ class _Check:
             for key in ("when", "missing"):
                 if key not in match:
                     self.fail(f"match.{key}", "missing")
+        if kind == "traceback" and not any(k in match for k in ("exception", "message", "frames")):
+            self.fail("match", "needs at least one of `exception`, `message` or `frames`")
         if kind == "code" and "family" not in match:
             self.fail("match.family", "missing (the stem of a table under rules/codes/, e.g. \"acl\")")
 

@@ -10,6 +10,7 @@ import polars as pl
 
 from diagnose.engine.codes import match_codes
 from diagnose.engine.kinds import KINDS, Match
+from diagnose.engine.traceback_kind import match_traceback
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.select import record_condition
 from diagnose.model import Evidence, Finding
@@ -44,7 +45,8 @@ def run_rules(
         if rule.id in quiet or rule.match.kind == "code":
             continue
         try:
-            match = KINDS[rule.match.kind](rule.match, records, signals, rule.sources or None, series=series)
+            kind = match_traceback if rule.match.kind == "traceback" else KINDS[rule.match.kind]
+            match = kind(rule.match, records, signals, rule.sources or None, series=series)
             if match is not None:
                 findings.append(build_finding(rule, match, records, lang, signals, texts, read_back))
                 explained.append(match.hits.select(pl.col("file").cast(pl.String), pl.col("event").cast(pl.UInt32)))
@@ -71,6 +73,8 @@ def _can_fire(rule: Rule, present: set[str]) -> bool:
     """A rule limited to sources of which no file was read selects nothing: skip it (most of the catalog,
     for a bundle of one kind). Selectors may name sources of their own, so those count too."""
     if not rule.sources:
+        return True
+    if rule.match.kind == "traceback":  # tracebacks are text in any kind of file
         return True
     wanted = set(rule.sources)
     for role, sel in rule.match.selectors():

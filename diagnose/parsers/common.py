@@ -42,11 +42,17 @@ def raw_lines_frame(lines: list[str] | pl.Series, first_line: int = 1) -> pl.Dat
     return frame.with_row_index("line", offset=first_line)
 
 
+# Colour codes whose ESC a paste lost (`[0;36m(EngineCore_DP0 pid=224)[0;0m ERROR ...`): SGR parameters then `m`.
+BARE_SGR = r"\[(?:[0-9]{1,3};)*[0-9]{1,3}m"
+
+
 def clean_lines(frame: pl.DataFrame) -> pl.DataFrame:
-    """Remove colour codes and CR (vLLM colours its level and prefix on a terminal)."""
-    return frame.with_columns(
-        pl.col("text").str.replace_all(ANSI, "").str.replace_all("\r", " ").str.strip_chars_end()
-    )
+    """Remove colour codes (also those that lost their ESC in a paste) and CR (vLLM colours its level and
+    prefix on a terminal)."""
+    text = pl.col("text").str.replace_all(ANSI, "")
+    if frame.height and frame.select(pl.col("text").str.contains(BARE_SGR).any()).item():
+        text = text.str.replace_all(BARE_SGR, "")
+    return frame.with_columns(text.str.replace_all("\r", " ").str.strip_chars_end())
 
 
 def lines_frame(lines: list[str] | pl.Series, first_line: int = 1) -> pl.DataFrame:

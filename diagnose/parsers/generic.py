@@ -9,6 +9,8 @@ from diagnose.model import conform_records
 from diagnose.parsers.cann import block_signals
 from diagnose.parsers.common import FileContext, code_expr, full_date_expr, group_events
 from diagnose.parsers.kind import SourceKind
+from diagnose.parsers.traceback import SIGNALS as TRACEBACK_SIGNALS
+from diagnose.parsers.traceback import exception_signals
 
 KIND = "unknown"
 
@@ -35,7 +37,20 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
     )
     frame = group_events(frame, [])
     records = conform_records(frame)
-    return records, block_signals(records)
+    return records, pl.concat([block_signals(records), exception_signals(records), family_signals(records)],
+                              how="vertical_relaxed")
+
+
+def family_signals(records: pl.DataFrame) -> pl.DataFrame:
+    """The values of vLLM and MindIE lines in a text of no known kind (a metric line pasted into a table,
+    a bare excerpt without heads), under the source of the family that prints them, so rules on their
+    signals see them."""
+    from diagnose.parsers import mindie, vllm
+
+    parts = [vllm.extract_signals(records).with_columns(source=pl.lit(vllm.KIND)),
+             mindie.extract_signals(records).filter(~pl.col("signal").str.starts_with("npu_oom_"))
+             .with_columns(source=pl.lit(mindie.KIND))]  # the OOM numbers once
+    return pl.concat(parts, how="vertical_relaxed")
 
 
 SOURCE = SourceKind(
@@ -44,4 +59,5 @@ SOURCE = SourceKind(
     summary="any other text: searched by the rules that match message text (error codes, OOM messages)",
     line_oriented=True,
     batchable=True,
+    signals=TRACEBACK_SIGNALS,
 )

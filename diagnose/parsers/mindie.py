@@ -32,6 +32,7 @@ from diagnose.parsers import oom
 from diagnose.parsers.cann import HINTS as CANN_HINTS
 from diagnose.parsers.cann import block_signals, runtime_code_expr
 from diagnose.parsers.common import FileContext, datetime_from_parts, full_date_expr, group_events
+from diagnose.parsers.traceback import exception_signals
 from diagnose.parsers.kind import SourceKind
 
 KIND = "mindie"
@@ -157,7 +158,8 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
     frame = group_events(frame, ["line"])
     frame = frame.with_columns(file=pl.lit(ctx.path), source=pl.lit(KIND), node=pl.lit(ctx.node, pl.String))
     records = conform_records(frame)
-    signals = pl.concat([extract_signals(records), block_signals(records)], how="vertical_relaxed")
+    signals = pl.concat([extract_signals(records), block_signals(records), exception_signals(records)],
+                        how="vertical_relaxed")
     return records, signals
 
 

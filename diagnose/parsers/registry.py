@@ -17,8 +17,8 @@ import importlib
 import pkgutil
 
 import diagnose.parsers as _package
-from diagnose.parsers import cann, generic, oom
-from diagnose.parsers.common import ANSI
+from diagnose.parsers import cann, generic, oom, traceback
+from diagnose.parsers.common import ANSI, BARE_SGR
 from diagnose.parsers.kind import BundlePass, Panel, Parser, SourceKind, head_only
 
 def _collect() -> tuple[SourceKind, ...]:
@@ -39,7 +39,7 @@ UNKNOWN = generic.SOURCE
 _BY_NAME: dict[str, SourceKind] = {k.name: k for k in (*KINDS, UNKNOWN)}
 
 # Signal families that several kinds emit (error blocks, out-of-memory numbers).
-SHARED_SIGNALS: Mapping[str, str] = {**cann.SIGNALS, **oom.SIGNALS}
+SHARED_SIGNALS: Mapping[str, str] = {**cann.SIGNALS, **oom.SIGNALS, **traceback.SIGNALS}
 
 
 def get(name: str) -> SourceKind:
@@ -95,7 +95,7 @@ def signal_docs() -> dict[str, str]:
 
 _SAMPLE_LINES = 200
 _SNIFF_CHARS = 4096
-_ANSI = re.compile(ANSI)
+_ANSI = re.compile(f"{ANSI}|{BARE_SGR}")
 
 
 def _sniffers() -> dict[str, re.Pattern]:
@@ -125,7 +125,7 @@ def sniff(name: str, lines: list[str]) -> str:
             return kind
     # A head is at the start of a line: long lines are sniffed by their first characters only.
     sample = [ln[:_SNIFF_CHARS] for ln in lines[:_SAMPLE_LINES]]
-    sample = [_ANSI.sub("", ln) if "\x1b" in ln else ln for ln in sample]
+    sample = [_ANSI.sub("", ln) if "\x1b" in ln or "m" in ln[:40] else ln for ln in sample]
     scores = {kind: sum(1 for ln in sample if pat.search(ln)) for kind, pat in _CONTENT.items()}
     best = max(scores.values(), default=0)
     named = [k for k, pat in _NAMES.items() if pat.search(base)]

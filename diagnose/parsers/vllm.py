@@ -17,6 +17,7 @@ from diagnose.model import conform_records, conform_signals
 from diagnose.parsers.cann import HINTS as CANN_HINTS
 from diagnose.parsers.cann import block_signals
 from diagnose.parsers.oom import oom_signals
+from diagnose.parsers.traceback import exception_signals
 from diagnose.parsers.common import (
     PLACEHOLDER_YEAR,
     FileContext,
@@ -56,6 +57,10 @@ RAW_PREFIX = (
     r"^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?Z?\s+(?:\|\s+)?)?(?:[\w.-]+\s+\|\s+)?"
     r"(?P<procs>(?:\([^()]*\)\s*)+)?(?:\[rank(?P<rankpfx>\d+)\]:\s*)?(?P<msg>.*)$"
 )
+
+# A vLLM process prefix at the start of a line (after a container stamp or service name): `(EngineCore_DP0 pid=9)`.
+PROC_PREFIX = (r"^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?Z?\s+(?:\|\s+)?)?(?:[\w.-]+\s+\|\s+)?"
+               r"\([A-Za-z][\w-]*(?: rank=\d+| TP\d+)? pid=\d+(?:, ip=[\d.]+)?\) ")
 
 # The innermost process prefix names the process that wrote the line.
 PROC = r".*\((?P<name>[A-Za-z][\w-]*)(?:\s+(?:rank=(?P<prank>\d+)|TP(?P<ptp>\d+)))?\s+pid=(?P<pid>\d+)(?:,\s*ip=(?P<ip>[\d.]+))?\)\s*$"
@@ -158,7 +163,8 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
         file=pl.lit(ctx.path), source=pl.lit(KIND), node=pl.coalesce(pl.col("node"), pl.lit(ctx.node, pl.String))
     )
     records = conform_records(frame)
-    signals = pl.concat([extract_signals(records), block_signals(records)], how="vertical_relaxed")
+    signals = pl.concat([extract_signals(records), block_signals(records), exception_signals(records)],
+                        how="vertical_relaxed")
     return records, signals
 
 
@@ -188,6 +194,9 @@ _SIGNAL_PATTERNS: list[tuple[str, str, float]] = [
     ("max_model_len", r"Maximum concurrency for " + _NUM + r" tokens per request", 1.0),
     ("max_concurrency", r"Maximum concurrency for [0-9,]+ tokens per request: " + _NUM + r"x", 1.0),
     ("weights_gb", r"(?:Loading model weights|Model loading) took " + _NUM + r" ?Gi?B", 1.0),
+    # vllm-ascend worker: what is left for the KV cache after weights and the profiling peak (negative: none)
+    ("available_kv_cache_gib", r"Available KV cache memory: (-?[0-9]+(?:\.[0-9]+)?) GiB", 1.0),
+    ("available_kv_cache_gib", r"Available memory: (-?[0-9]+), total memory: [0-9]+", 1.0 / 2**30),
     ("max_model_len", r"""['"]?max_model_len['"]?\s*[:=]\s*([0-9]+)""", 1.0),
     ("max_model_len", r"max_seq_len=([0-9]+)", 1.0),
     ("tensor_parallel_size", r"""['"]?tensor_parallel_size['"]?\s*[:=]\s*([0-9]+)""", 1.0),
@@ -238,7 +247,7 @@ _TEXT_PATTERNS: list[tuple[str, str]] = [
 # Only lines holding one of these literals can carry a signal: one cheap scan rejects the rest.
 _PREFILTER = (
     r"throughput:|acceptance|Speculative metrics|KV cache size|blocks:|Maximum concurrency|weights took|"
-    r"loading took|max_model_len|max_seq_len|tensor_parallel_size|speculative|quantization|max_num_seqs|max-num-seqs|"
+    r"loading took|Available KV cache memory|Available memory: |max_model_len|max_seq_len|tensor_parallel_size|speculative|quantization|max_num_seqs|max-num-seqs|"
     r"num-speculative-tokens|LLM engine \(v|server version|Expert Hotness|Expert hotness|EPLB step"
     r"|'model'|model='|served_model_name"
     r"|[Aa]scend(?: plugin)? [Vv]ersion|torch[-_]npu|CANN(?: toolkit)? [Vv]ersion"
@@ -458,6 +467,8 @@ SIGNALS: dict[str, str] = {
     "max_concurrency": "maximum concurrency at max_model_len (`Maximum concurrency for N tokens`)",
     "max_model_len": "maximum model length configured (from the concurrency line or args)",
     "weights_gb": "memory taken by model weights per rank (`Loading model weights took`)",
+    "available_kv_cache_gib": "memory left for the KV cache per rank, GiB (vllm-ascend `Available KV cache memory`, "
+    "older `Available memory: <bytes>`); negative: the weights and the profiling peak took it all",
     "speculative_method": "speculative decoding method configured (text: mtp, deepseek_mtp, eagle, ...)",
     "num_speculative_tokens": "speculative tokens per step configured",
     "quantization": "quantization method configured (text)",
@@ -487,8 +498,9 @@ SOURCE = SourceKind(
     summary="vLLM / vllm-ascend server logs of every era, with process prefixes, tracebacks and CANN blocks",
     file_name=r"(?i)vllm|serve|server|api_server|engine",
     line_heads=(HEAD_ONLY, UVICORN_HEAD),
-    # the logger part anywhere in a line; torch's per-rank stderr prefix (tracebacks, CANN error blocks)
-    sniff=head_only(LOGGER) + r"|^\[rank\d+\]:",
+    # the logger part anywhere in a line; torch's per-rank stderr prefix (tracebacks, CANN error blocks); a
+    # process prefix without a logger head (a pasted traceback of a worker)
+    sniff=head_only(LOGGER) + r"|^\[rank\d+\]:|" + PROC_PREFIX,
     hints=_PREFILTER + "|" + CANN_HINTS + "|out of memory",
     line_oriented=True,
     batchable=True,

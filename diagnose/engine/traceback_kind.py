@@ -1,0 +1,67 @@
+"""The ``traceback`` match kind: Python exceptions by type, message and the frames that raised them.
+
+It reads the ``exception`` and ``exception_frames`` signals (diagnose/parsers/traceback.py): one pair per
+traceback, on its exception line. Tracebacks are text wherever they appear, so the rule's ``sources`` do not
+limit it. The evidence is the exception line; ``{exception}``, ``{message}``, ``{frame}`` (the innermost frame
+that matched ``frames``, else the innermost one) and the message pattern's named groups are summary fields.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from diagnose.engine.kinds import Match
+from diagnose.engine.match import TracebackMatch
+
+
+def exceptions(records: pl.DataFrame, signals: pl.DataFrame) -> pl.DataFrame:
+    """One row per traceback: file, line, source, node, ts, engine, exception (type), message, frames, event."""
+    exc = signals.filter(pl.col("signal") == "exception")
+    if exc.height == 0:
+        return pl.DataFrame()
+    frames = signals.filter(pl.col("signal") == "exception_frames").select(
+        "file", "line", "engine", frames=pl.col("text").fill_null(""))
+    out = exc.join(frames.unique(["file", "line", "engine"]), on=["file", "line", "engine"], how="left",
+                   nulls_equal=True)
+    head = pl.col("text").fill_null("")
+    out = out.with_columns(
+        exception=head.str.extract(r"^([^:\s]+)", 1).fill_null(""),
+        message=head.str.extract(r"^[^:\s]+:\s?(.*)$", 1).fill_null(""),
+        frames=pl.col("frames").fill_null(""),
+    )
+    # The record's event at the exception line (a vLLM traceback is one event), so what this explains is known.
+    events = records.select("file", "line", "event", "rank").unique(["file", "line"], keep="first")
+    out = out.join(events, on=["file", "line"], how="left").with_columns(event=pl.coalesce("event", "line"))
+    return out
+
+
+def match_traceback(m: TracebackMatch, records: pl.DataFrame, signals: pl.DataFrame, sources,
+                    series: pl.DataFrame | None = None) -> Match | None:
+    rows = exceptions(records, signals)
+    if rows.height == 0:
+        return None
+    cond = pl.lit(True)
+    if m.exception is not None:
+        cond = cond & pl.col("exception").str.contains(m.exception)
+    if m.message is not None:
+        cond = cond & pl.col("message").str.contains(m.message)
+    if m.not_message is not None:
+        cond = cond & ~pl.col("message").str.contains(m.not_message)
+    if m.frames is not None:
+        cond = cond & pl.col("frames").str.contains(m.frames)
+    if m.not_frames is not None:
+        cond = cond & ~pl.col("frames").str.contains(m.not_frames)
+    hits = rows.filter(cond).sort(["ts", "file", "line"], nulls_last=True)
+    if hits.height < m.min_count:
+        return None
+    first = hits.row(0, named=True)
+    frame_list = [f for f in first["frames"].split("\n") if f]
+    matching = [f for f in frame_list if m.frames is None or pl.Series([f]).str.contains(m.frames)[0]]
+    facts = {"exception": first["exception"] or "(exception line not in the log)",
+             "message": first["message"][:300], "frame": (matching or frame_list or ["-"])[-1]}
+    if m.message is not None and first["message"]:
+        groups = pl.DataFrame({"m": [first["message"]]}).select(pl.col("m").str.extract_groups(m.message)).item()
+        facts.update({k: v for k, v in (groups or {}).items() if not k.isdigit() and v is not None})
+    out = hits.select("file", "line", "source", "node", "ts", pl.col("rank").cast(pl.Int32), pl.col("event").cast(pl.UInt32),
+                      "engine", pl.lit(None, pl.Float64).alias("value"), pl.col("text").alias("vtext"))
+    return Match(out, out.height, facts)
