@@ -1,4 +1,4 @@
-"""Profiler parser (diagnose/parsers/profiling.py) and the operators/performance rules built on it."""
+"""Profiler parser (diagnose/parsers/profiling/) and the operators/performance rules built on it."""
 
 from __future__ import annotations
 

@@ -1,0 +1,110 @@
+"""Ascend profiler output (torch_npu ``*_ascend_pt/ASCEND_PROFILER_OUTPUT/``, msprof ``PROF_*``, msprof-analyze
+cluster output): CSV and JSON read by header name into the records and signals frames.
+
+Files, by name (the sniffer already calls them ``profiler``):
+    kernel_details*.csv, op_summary*.csv   one row per kernel launch
+    op_statistic*.csv                       one row per op type and core type
+    step_trace_time*.csv                    per step (and Device_id): Computing, Communication(Not Overlapped), Free
+    cluster_step_trace_time*.csv            the same per rank (msprof-analyze cluster output)
+    trace_view*.json                        Chrome trace (bare array, one event per line or all in one line)
+    communication*.json, profiler_metadata*.json   read to check they are whole JSON; no analysis yet
+    profiler_info*.json                     the folder's rank (``profiler_info_<rank>.json`` or ``rank_id``)
+
+Drift handled (reference part A): ``Task Type``/``Accelerator Core``/``Accelerator``, ``Block Dim``/``Block Num``,
+``Op Name``/``Name``, ``Start Time(us)`` quoted with a trailing TAB, shape cells with literal quotes, ``N/A`` in
+numeric columns, ``DT_`` dtype prefixes, ``Communication (Not Overlapped)`` with a space. A kernel file without the
+dtype/shape columns (captured with ``aic_metrics=AiCoreNone``) gets a record on its header line that names the
+checks that could not run; nothing is guessed. A truncated JSON file gets a record saying so; the events before
+the cut are still analysed.
+
+Records: a kernel table is numbers, not messages, so (like the pipeline's retention filter for logs) its ordinary
+rows are analysed and counted but not kept as records: kept are the header, every line that is not a data row,
+the notable rows with a readable message, e.g.
+``AI_CPU operator trans_Cast_5 (Cast) 197.54 us, INT32->UINT64 (AI CPU 7.4% of device time ...)`` or
+``unquantized matmul ... in a quantized deployment``, and every row a signal points at (evidence). Small tables
+(step traces, op_statistic) keep all rows. Messages that start ``profiler:`` say what could not be read or checked.
+MC2 fused communication kernels on the AI CPU (``...Aicpu`` suffix, MoeDistributeDispatch/Combine, MatmulAllReduce
+...) are never counted as fallbacks. Signals carry the analyses (``aicpu_time_share_pct``,
+``quant_matmul_coverage_pct``, ``straggler_ratio``, ``moe_rank_imbalance`` ...); their ``text`` holds the readable
+detail that rules quote, their ``line`` the CSV row that is the best evidence, their ``engine`` the rank
+(``rank 3``; from the folder name ``...rank3...``/``profiler_info_3.json``, else ``device N`` from Device_id).
+
+Analyses that need several files (ranks in separate folders, the rank from a sibling ``profiler_info_<r>.json``)
+run in :func:`cross_file_signals`, which the pipeline calls once on all signals after parsing. Within one file
+everything that file allows is computed there (msprof ``op_summary`` with several Device_ids, the cluster step
+trace): rule fixtures are single files.
+
+Choices: the slow rank is the rank whose own time per step (Computing + Free) is longest; the others then wait for
+it in Communication(Not Overlapped). ``straggler_ratio`` compares it with the median of the other ranks.
+Quantized-operator coverage is computed only when the kernels themselves show quantization (INT8/INT4/FP8 inputs,
+DynamicQuant/QuantBatchMatmul kernels); a quantization declared only in a log is not joined with kernel dtypes
+here. Layers are named by their weight shape (second input), kernel tables carry no layer names.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from diagnose.model import empty_signals
+from diagnose.parsers.common import FileContext
+from diagnose.parsers.profiling.common import (
+    KIND, MAX_LIST, base_name, first_line, folder_key, note, rank_from_path, raw_records,
+)
+from diagnose.parsers.profiling.cross import cross_file_signals
+from diagnose.parsers.profiling.jsonfiles import parse_json_file, parse_profiler_info
+from diagnose.parsers.profiling.kernels import moe_imbalance, parse_kernels
+from diagnose.parsers.profiling.opstat import parse_op_statistic
+from diagnose.parsers.profiling.steps import parse_step_trace, per_rank_step, straggler
+from diagnose.parsers.profiling.tables import guess_csv, read_csv
+from diagnose.parsers.profiling.trace import parse_trace_view
+
+__all__ = [
+    "KIND", "MAX_LIST", "cross_file_signals", "file_type", "folder_key", "moe_imbalance", "parse", "per_rank_step",
+    "rank_from_path", "straggler",
+]
+
+# --- entry point ---------------------------------------------------------------------------------
+
+
+def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    base = base_name(ctx.path)
+    records = raw_records(lines, ctx)
+    what = file_type(base)
+    if what == "json" or (what is None and base.endswith(".json")):
+        return parse_json_file(base, lines, records, ctx)
+    if what == "trace":
+        return parse_trace_view(lines, records, ctx)
+    if what == "info":
+        return parse_profiler_info(base, lines, records, ctx)
+    table = read_csv(lines, ctx.data)
+    if table is None:
+        why = "profiler: could not read this file as CSV; its lines are kept as raw records"
+        return note(records, first_line(lines), why), empty_signals()
+    frame, cols = table
+    what = what or guess_csv(cols)
+    if what == "kernels":
+        return parse_kernels(frame, cols, records, ctx)
+    if what == "opstat":
+        return parse_op_statistic(frame, cols, records, ctx)
+    if what in ("step", "cluster_step"):
+        return parse_step_trace(frame, cols, records, ctx, cluster=what == "cluster_step")
+    return records, empty_signals()
+
+
+def file_type(base: str) -> str | None:
+    b = base.lower()
+    for prefix, what in (
+        ("cluster_step_trace_time", "cluster_step"),
+        ("step_trace_time", "step"),
+        ("kernel_details", "kernels"),
+        ("op_summary", "kernels"),
+        ("op_statistic", "opstat"),
+        ("trace_view", "trace"),
+        ("profiler_info", "info"),
+        ("cluster_communication", "json"),
+        ("communication", "json"),
+        ("profiler_metadata", "json"),
+    ):
+        if b.startswith(prefix):
+            return what
+    return None
