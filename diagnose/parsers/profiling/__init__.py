@@ -43,6 +43,8 @@ here. Layers are named by their weight shape (second input), kernel tables carry
 
 from __future__ import annotations
 
+from typing import BinaryIO
+
 import polars as pl
 
 from diagnose.model import empty_signals
@@ -56,11 +58,11 @@ from diagnose.parsers.profiling.kernels import moe_imbalance, parse_kernels
 from diagnose.parsers.profiling.opstat import parse_op_statistic
 from diagnose.parsers.profiling.steps import parse_step_trace, per_rank_step, straggler
 from diagnose.parsers.profiling.tables import guess_csv, read_csv
-from diagnose.parsers.profiling.trace import parse_trace_view
+from diagnose.parsers.profiling.trace import parse_trace_stream, parse_trace_view
 
 __all__ = [
-    "KIND", "MAX_LIST", "cross_file_signals", "file_type", "folder_key", "moe_imbalance", "parse", "per_rank_step",
-    "rank_from_path", "straggler",
+    "KIND", "MAX_LIST", "cross_file_signals", "file_type", "folder_key", "moe_imbalance", "parse", "parse_stream",
+    "per_rank_step", "rank_from_path", "straggler", "streamed",
 ]
 
 # --- entry point ---------------------------------------------------------------------------------
@@ -68,12 +70,12 @@ __all__ = [
 
 def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     base = base_name(ctx.path)
-    records = raw_records(lines, ctx)
     what = file_type(base)
+    if what == "trace":  # records only for what it reports: its one line may be gigabytes
+        return parse_trace_view(lines, ctx)
+    records = raw_records(lines, ctx)
     if what == "json" or (what is None and base.endswith(".json")):
         return parse_json_file(base, lines, records, ctx)
-    if what == "trace":
-        return parse_trace_view(lines, records, ctx)
     if what == "info":
         return parse_profiler_info(base, lines, records, ctx)
     table = read_csv(lines, ctx.data)
@@ -89,6 +91,20 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
     if what in ("step", "cluster_step"):
         return parse_step_trace(frame, cols, records, ctx, cluster=what == "cluster_step")
     return records, empty_signals()
+
+
+def streamed(path: str) -> bool:
+    """Files that ``parse_stream`` reads from a binary stream in bounded memory (``trace_view*.json``): a reader
+    hands these over open instead of reading them whole."""
+    return file_type(base_name(path)) == "trace"
+
+
+def parse_stream(stream: BinaryIO, ctx: FileContext, info=None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(records, signals) of a ``streamed`` file read from ``stream`` (binary, at its start), never held whole.
+    ``info`` (optional, e.g. the reader's TextInfo) gets ``bytes``, ``lines`` and ``encoding`` set."""
+    if not streamed(ctx.path):
+        raise ValueError(f"not a file read as a stream: {ctx.path}")
+    return parse_trace_stream(stream, ctx, info)
 
 
 def file_type(base: str) -> str | None:

@@ -190,10 +190,3 @@ def whole_json(lines: pl.DataFrame):
 def engine_label(ctx: FileContext) -> str:
     rank = rank_from_path(ctx.path)
     return f"rank {rank}" if rank is not None else "profile " + (folder_key(ctx.path).rsplit("/", 1)[-1] or base_name(ctx.path))
-
-
-def to_float(v) -> float | None:
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None

@@ -1,0 +1,506 @@
+"""The events of a Chrome trace (``trace_view.json``), read incrementally from a binary stream in bounded memory.
+
+A trace is a JSON array of event objects (or an object whose ``traceEvents`` key holds that array), often in one
+single line of gigabytes. It is read in blocks of about ``BLOCK_BYTES``: a block ends at the last place in the
+buffer that looks like a boundary between two top-level events (``}`` ``,`` ``{`` with only blanks between) and is
+decoded by msgspec into only the fields the analyses read (``ph``, ``name``, ``pid``, ``ts``, ``dur`` and
+``args["Task Type"]``/``args["name"]``); the other fields are skipped by the decoder, never built. The decode
+checks the cut: JSON is read left to right, so ``[`` + block + ``]`` is valid only when the block ends exactly at
+the end of a top-level event. A cut inside a nested value or a string makes the decode fail; the block is then
+cut at an earlier boundary, or read event by event by the standard library (``raw_decode``), which also finds and
+skips an event that is not valid JSON (counted in ``TraceScan.bad``). The end of the file (closing bracket, the
+rest of a ``{"traceEvents": ...}`` object, a truncated last event) is always read that way.
+
+Line numbers are those of the reader (LF-separated lines, 1-based): the line on which an event starts. A block
+in one line gives all its events that line; a block of one event per line numbers them in order; any other
+layout (pretty-printed) locates every event in the block.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterator
+
+import msgspec
+import polars as pl
+
+BLOCK_BYTES = 16 * 1024 * 1024
+MAX_TEXT = 4000  # characters of an event's text kept for a record (evidence), not the whole line of a one-line trace
+_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+_BOUNDARY_TEXT = re.compile(r"\}\s*,\s*\{")
+_NEXT_LINE_EVENT = re.compile(r"\n[ \t]*\{")
+_WS = b" \t\r\n"
+_RETRIES = 3  # earlier cuts tried when a block does not decode, before reading it event by event
+
+EVENT_SCHEMA = {"i": pl.UInt32, "line": pl.UInt32, "ph": pl.String, "name": pl.String, "pid": pl.String,
+                "dur": pl.Float64, "task": pl.String}
+
+
+class _Args(msgspec.Struct, gc=False):
+    task: str | None = msgspec.field(default=None, name="Task Type")
+    name: str | None = None
+
+
+class _Event(msgspec.Struct, gc=False):
+    ph: str | None = None
+    name: str | None = None
+    pid: int | str | None = None
+    ts: str | float | None = None
+    dur: float | None = None
+    args: _Args | None = msgspec.field(default_factory=_Args)  # an event without args has empty args
+
+
+_EVENTS = msgspec.json.Decoder(list[_Event])
+_RAW = msgspec.json.Decoder(list[msgspec.Raw])
+_STDLIB = json.JSONDecoder()
+
+
+@dataclass
+class TraceScan:
+    """What the read found, besides the events: sizes as the reader counts them, the JSON form, problems."""
+
+    bytes: int = 0
+    lines: int = 0
+    events: int = 0  # top-level objects read (any ph)
+    bad: int = 0  # events that are not valid JSON (skipped)
+    first_bad: int | None = None  # line of the first of them
+    first_line: int = 1  # line of the first non-blank byte
+    form: str = "empty"  # array | object | empty | other (not an array of events, or no traceEvents key)
+    closed: bool = False  # the events array was closed (False with events: truncated)
+    encoding: str = "utf-8"
+    lines_of_events: set = field(default_factory=set)  # up to two distinct event lines: one line or several
+
+    @property
+    def truncated(self) -> bool:
+        return self.form in ("array", "object") and not self.closed
+
+    @property
+    def multi_line(self) -> bool:
+        return len(self.lines_of_events) > 1
+
+
+@dataclass
+class EventBlock:
+    """Decoded events of one block: ``frame`` (EVENT_SCHEMA; ``i`` indexes the block's events) and, for the few
+    rows that need them, their start time, lane name and text."""
+
+    frame: pl.DataFrame
+    _events: list
+    _texts: object  # callable: indices -> texts
+    one_line: bool = False  # all its events start on one line
+
+    def ts(self, idx: list[int]) -> list[float | None]:
+        return [_number(self._events[i].ts) for i in idx]
+
+    def lane(self, idx: list[int]) -> list[str | None]:
+        return [a.name if a is not None else None for a in (self._events[i].args for i in idx)]
+
+    def texts(self, idx: list[int]) -> list[str]:
+        return self._texts(idx) if idx else []
+
+
+def iter_event_blocks(stream: BinaryIO, scan: TraceScan, block_bytes: int = BLOCK_BYTES) -> Iterator[EventBlock]:
+    """Decoded events of ``stream`` block by block; ``scan`` is filled in as the read goes (complete at the end)."""
+    reader = _Reader(stream, scan, block_bytes)
+    yield from reader.run()
+
+
+class _Reader:
+    def __init__(self, stream: BinaryIO, scan: TraceScan, block_bytes: int):
+        self.stream, self.scan, self.block = stream, scan, max(block_bytes, 1024)
+        self.buf = b""
+        self.pos = 0  # next byte of buf to read
+        self.line = 1  # line of buf[pos]
+        self.eof = False
+        self.ends_lf = False  # the file so far ends with LF
+
+    # --- buffer ---------------------------------------------------------------------------------------
+
+    def fill(self, want: int) -> None:
+        """Read until ``want`` bytes are buffered past ``pos`` (or the file ends); drop what was read."""
+        if self.pos:
+            self.buf, self.pos = self.buf[self.pos:], 0
+        parts = [self.buf]
+        have = len(self.buf)
+        while have < want and not self.eof:
+            raw = self.stream.read(max(want - have, self.block))
+            if not raw:
+                self.eof = True
+                break
+            if not self.scan.bytes and raw.startswith(b"\xef\xbb\xbf"):
+                self.scan.encoding = "utf-8-sig"
+                self.scan.bytes, raw = 3, raw[3:]
+            self.scan.bytes += len(raw)
+            self.ends_lf = raw.endswith(b"\n")
+            parts.append(raw)
+            have += len(raw)
+        self.buf = b"".join(parts) if len(parts) > 1 else parts[0]
+
+    def advance(self, to: int, newlines: int | None = None) -> None:
+        """Move ``pos`` to ``to``, counting lines (``newlines``: already counted from ``pos`` to ``to``)."""
+        self.line += self.buf.count(b"\n", self.pos, to) if newlines is None else newlines
+        self.pos = to
+
+    def skip_ws(self) -> None:
+        while True:
+            n = len(self.buf)
+            i = self.pos
+            while i < n and self.buf[i] in _WS:
+                i += 1
+            self.advance(i)
+            if i < n or self.eof:
+                return
+            self.fill(self.block)
+
+    # --- the read -------------------------------------------------------------------------------------
+
+    def run(self) -> Iterator[EventBlock]:
+        scan = self.scan
+        self.fill(self.block)
+        self.skip_ws()
+        scan.first_line = self.line
+        if self.pos >= len(self.buf):
+            self.finish()
+            return
+        head = self.buf[self.pos:self.pos + 1]
+        if head == b"[":
+            scan.form = "array"
+            self.advance(self.pos + 1)
+        elif head == b"{" and self.enter_object():
+            scan.form = "object"
+        else:
+            scan.form = "other"
+            self.drain()
+            return
+        yield from self.events()
+        self.drain()
+
+    def enter_object(self) -> bool:
+        """Position after the ``[`` of the ``traceEvents`` member; the members before it are decoded and dropped."""
+        self.advance(self.pos + 1)
+        while True:
+            self.skip_ws()
+            key = self.value()
+            if not isinstance(key, str):
+                return False
+            self.skip_ws()
+            if self.buf[self.pos:self.pos + 1] != b":":
+                return False
+            self.advance(self.pos + 1)
+            self.skip_ws()
+            if key == "traceEvents" and self.buf[self.pos:self.pos + 1] == b"[":
+                self.advance(self.pos + 1)
+                return True
+            if self.value(allow_big=True) is _FAIL:
+                return False
+            self.skip_ws()
+            if self.buf[self.pos:self.pos + 1] != b",":
+                return False
+            self.advance(self.pos + 1)
+
+    def value(self, allow_big: bool = False):
+        """One JSON value at ``pos`` (read in a growing window, the buffer growing with it); _FAIL if none."""
+        window = 1 << 16
+        while True:
+            if len(self.buf) - self.pos < window and not self.eof:
+                self.fill(window)
+            have = len(self.buf) - self.pos
+            raw = self.buf[self.pos:self.pos + window]
+            text = raw.decode("utf-8", errors="replace")
+            whole = window >= have and self.eof
+            try:
+                obj, end = _STDLIB.raw_decode(text)
+            except json.JSONDecodeError:
+                obj, end = _FAIL, -1
+            if obj is not _FAIL and (end < len(text) or whole):  # a number cut by the window end is not whole
+                self.advance(self.pos + len(text[:end].encode("utf-8")))
+                return obj
+            if whole or (not allow_big and window > 64 * self.block):
+                return _FAIL
+            window *= 4
+
+    def events(self) -> Iterator[EventBlock]:
+        """The array's events, from ``pos`` (just after ``[``)."""
+        while True:
+            self.fill(self.block)
+            self.skip_ws()
+            if self.pos >= len(self.buf):
+                return
+            if self.buf[self.pos:self.pos + 1] == b"]":
+                self.scan.closed = True
+                self.advance(self.pos + 1)
+                return
+            cuts = self.cuts()
+            if not cuts:
+                if not self.eof:  # one event longer than the buffer: read on
+                    self.fill(2 * (len(self.buf) - self.pos) + self.block)
+                    continue
+                block = self.slow(len(self.buf), final=True)
+                if block is not None:
+                    yield block
+                return
+            block = None
+            for cut, nxt in cuts:
+                block = self.fast(cut)
+                if block is not None:
+                    self.advance(nxt, self.newlines + self.buf.count(b"\n", cut, nxt))
+                    break
+            if block is None:  # not valid JSON somewhere in the block, or an unusual cut: read event by event
+                cut, nxt = cuts[0]
+                block = self.slow(cut, final=False)
+                self.advance(max(self.pos, nxt))
+            if block is not None:
+                yield block
+
+    def cuts(self) -> list[tuple[int, int]]:
+        """Up to ``_RETRIES`` last boundaries in the buffer (latest first): (end of the event, start of the next)."""
+        end = len(self.buf)
+        window = 1 << 16
+        while True:
+            start = max(self.pos, end - window)
+            found = [(m.start() + 1, m.end() - 1) for m in _BOUNDARY.finditer(self.buf, start, end)]
+            if found or start == self.pos:
+                return found[::-1][:_RETRIES]
+            window *= 16
+
+    # --- decoding -------------------------------------------------------------------------------------
+
+    def fast(self, cut: int) -> EventBlock | None:
+        body = memoryview(self.buf)[self.pos:cut]
+        data = b"".join((b"[", body, b"]"))
+        try:
+            events = _EVENTS.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        n = len(events)
+        first = self.line
+        self.newlines = newlines = self.buf.count(b"\n", self.pos, cut)
+        if newlines == 0:
+            lines = None  # all on the first line
+            texts = self._one_line_texts(data, events)
+        elif newlines == n - 1 and self.buf.count(b"},\n{", self.pos, cut) == n - 1:
+            lines = list(range(first, first + n))
+            block_lines = None
+
+            def texts(idx, _start=self.pos, _buf=self.buf):
+                nonlocal block_lines
+                if block_lines is None:
+                    block_lines = _buf[_start:cut].split(b"\n")
+                return [_clip(block_lines[i].rstrip(b"\r").decode("utf-8", errors="replace")) for i in idx]
+        else:  # pretty-printed or mixed: locate every event
+            raws = _RAW.decode(data)
+            lines, at, line = [], self.pos, first
+            for raw in raws:
+                src = bytes(raw)
+                found = self.buf.find(src[:64], at, cut)
+                found = at if found < 0 else found
+                line += self.buf.count(b"\n", at, found)
+                lines.append(line)
+                line += src.count(b"\n")
+                at = found + len(src)
+            texts = self._raw_texts(data, raws)
+        self.scan.events += n
+        return _block(events, lines, first, texts, self.scan)
+
+    @staticmethod
+    def _raw_texts(data: bytes, raws):
+        def texts(idx):
+            nonlocal raws
+            if raws is None:
+                raws = _RAW.decode(data)
+            return [_clip(bytes(raws[i]).decode("utf-8", errors="replace")) for i in idx]
+        return texts
+
+    @classmethod
+    def _one_line_texts(cls, data: bytes, events: list):
+        """Texts of a few events of a one-line block: each found from its start time (an event starts at one of
+        the ``{`` before its ``ts``; decoding from there gives it back), else from the whole block's elements."""
+        fallback = cls._raw_texts(data, None)
+
+        def texts(idx):
+            out = []
+            for i in idx:
+                found = _find_event(data, events[i])
+                out.append(found if found is not None else fallback([i])[0])
+            return out
+        return texts
+
+    def slow(self, end: int, final: bool) -> EventBlock | None:
+        """Events in ``buf[pos:end]`` one by one (standard library): exact, skips what is not JSON. ``final``: the
+        rest of the file, with the closing bracket (or a truncated last event)."""
+        raw = self.buf[self.pos:end]
+        text = raw.decode("utf-8", errors="replace")
+        events, lines, texts = [], [], []
+        i, n, line = 0, len(text), self.line
+        scan = self.scan
+        while i < n:
+            while i < n and text[i] in " \t\r\n,":
+                if text[i] == "\n":
+                    line += 1
+                i += 1
+            if i >= n:
+                break
+            if final and text[i] == "]":
+                scan.closed = True
+                i += 1
+                break
+            try:
+                obj, j = _STDLIB.raw_decode(text, i)
+            except json.JSONDecodeError:
+                nxt = self._resync(text, i)
+                if nxt is None:
+                    if not final:  # garbage up to the cut
+                        scan.bad += 1
+                        scan.first_bad = scan.first_bad or line
+                    break  # final: a truncated last event (or garbage to the end)
+                scan.bad += 1
+                scan.first_bad = scan.first_bad or line
+                line += text.count("\n", i, nxt)
+                i = nxt
+                continue
+            if isinstance(obj, dict):
+                events.append(obj)
+                lines.append(line)
+                texts.append(_clip(text[i:j]))
+            line += text.count("\n", i, j)
+            i = j
+        consumed = len(text[:i].encode("utf-8")) if i < n else len(raw)
+        self.advance(self.pos + consumed)
+        scan.events += len(events)
+        if not events:
+            return None
+        return _block([_from_dict(e) for e in events], lines, self.line, lambda idx: [texts[k] for k in idx], scan)
+
+    @staticmethod
+    def _resync(text: str, i: int) -> int | None:
+        """Where the next event starts after the bad one at ``i``: the next line that starts with ``{`` (events one
+        per line, or pretty-printed), else (one line) the next boundary."""
+        m = _NEXT_LINE_EVENT.search(text, i) or _BOUNDARY_TEXT.search(text, i)
+        return m.end() - 1 if m else None
+
+    def drain(self) -> None:
+        """Read the rest of the file (counted, not decoded) and finish the scan."""
+        while True:
+            self.advance(len(self.buf))
+            if self.eof:
+                break
+            self.fill(self.block)
+        self.finish()
+
+    def finish(self) -> None:
+        """Lines as the reader counts them (LF-terminated; a last line without LF is a line)."""
+        if self.scan.bytes:
+            self.scan.lines = self.line - (1 if self.ends_lf else 0)
+
+
+_FAIL = object()
+
+
+def _find_event(data: bytes, event) -> str | None:
+    """The source text of ``event`` (decoded from ``data``), located by its ``ts`` string; None if not found."""
+    if not isinstance(event.ts, str):
+        return None
+    needle = msgspec.json.encode(event.ts)
+    at = 0
+    for _ in range(8):  # the same start time in several events: try a few
+        p = data.find(needle, at)
+        if p < 0:
+            return None
+        s = p
+        for _ in range(16):  # nested objects before the ts key: step back to the event's own brace
+            s = data.rfind(b"{", 0, s)
+            if s < 0:
+                break
+            window = data[s:s + (1 << 16)].decode("utf-8", errors="replace")
+            try:
+                obj, end = _STDLIB.raw_decode(window)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(obj, dict) and obj.get("ts") == event.ts and _text(obj.get("name")) == event.name:
+                return _clip(window[:end])
+            if len(window[:end].encode("utf-8")) > p - s:  # an object around the ts that is not the event
+                break
+        at = p + 1
+    return None
+
+
+def _block(events: list, lines: list[int] | None, first: int, texts, scan: TraceScan) -> EventBlock:
+    n = len(events)
+    if lines is None:
+        scan.lines_of_events.add(first)
+        line_col = pl.Series("line", [first], dtype=pl.UInt32).extend_constant(first, n - 1) if n else \
+            pl.Series("line", [], dtype=pl.UInt32)
+    else:
+        if len(scan.lines_of_events) < 2:
+            scan.lines_of_events.update(lines[:2])
+            scan.lines_of_events.add(lines[-1])
+        line_col = pl.Series("line", lines, dtype=pl.UInt32)
+    ph = [e.ph for e in events]
+    try:
+        task = [e.args.task for e in events]
+    except AttributeError:  # "args": null
+        task = [a.task if a is not None else None for a in (e.args for e in events)]
+    pids = [e.pid for e in events]
+    try:
+        pid = pl.Series("pid", pids, dtype=pl.Int64).cast(pl.String)
+    except Exception:  # noqa: BLE001 - pids given as text (or too large): as they are
+        pid = pl.Series("pid", [_text(p) for p in pids], dtype=pl.String)
+    frame = pl.DataFrame({
+        "i": pl.int_range(0, n, dtype=pl.UInt32, eager=True),
+        "line": line_col,
+        "ph": pl.Series(ph, dtype=pl.String),
+        "name": pl.Series([e.name for e in events], dtype=pl.String),
+        "pid": pid,
+        "dur": pl.Series([e.dur for e in events], dtype=pl.Float64),
+        "task": pl.Series(task, dtype=pl.String),
+    })
+    return EventBlock(frame, events, texts, one_line=lines is None or n < 2 or lines[0] == lines[-1])
+
+
+class _Loose:
+    """An event read by the standard library, with the fields of ``_Event`` as text (as a JSON path match
+    gives them: strings as they are, numbers and other values as their JSON text)."""
+
+    __slots__ = ("ph", "name", "pid", "ts", "dur", "args")
+
+
+def _from_dict(e: dict) -> _Loose:
+    out = _Loose()
+    out.ph, out.name, out.pid = _text(e.get("ph")), _text(e.get("name")), _text(e.get("pid"))
+    out.ts, out.dur = e.get("ts"), _number(e.get("dur"))
+    args = e.get("args")
+    out.args = _LooseArgs(_text(args.get("Task Type")), _text(args.get("name"))) if isinstance(args, dict) else _NO_ARGS
+    return out
+
+
+class _LooseArgs:
+    __slots__ = ("task", "name")
+
+    def __init__(self, task, name):
+        self.task, self.name = task, name
+
+
+_NO_ARGS = _LooseArgs(None, None)
+
+
+def _text(v) -> str | None:
+    if v is None or isinstance(v, str):
+        return v
+    return json.dumps(v, ensure_ascii=False)
+
+
+def _number(v) -> float | None:
+    if v is None or isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    try:
+        return float(str(v).strip())
+    except ValueError:
+        return None
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"
