@@ -46,11 +46,11 @@ class _Tally:
         f = block.frame
         meta = f.filter((pl.col("ph") == "M") & (pl.col("name") == "process_name"))
         if meta.height:
-            self.lanes.append(meta.select("pid", lane=pl.Series(block.lane(meta["i"].to_list()), dtype=pl.String)))
+            self.lanes.append(_own(meta.select("pid", lane=pl.Series(block.lane(meta["i"].to_list()), dtype=pl.String))))
         x = f.filter(pl.col("ph") == "X")
         if x.height == 0:
             return
-        self.sums.append(x.group_by("pid").agg(n=pl.len(), dur=pl.col("dur").fill_null(0).sum()))
+        self.sums.append(_own(x.group_by("pid").agg(n=pl.len(), dur=pl.col("dur").fill_null(0).sum())))
         name = pl.col("name").fill_null("")
         cand = x.filter((pl.col("task") == "AI_CPU") | name.str.contains("AiCpu", literal=True))
         cand = cand.filter(~name.str.contains(MC2))
@@ -66,10 +66,10 @@ class _Tally:
             texts = [got.get(i) for i in idx]
         else:
             texts = block.texts(idx) if self.texts else [None] * len(idx)
-        self.cands.append(cand.select(
+        self.cands.append(_own(cand.select(
             "line", "pid", "name", "dur",
             ts=pl.Series(block.ts(idx), dtype=pl.Float64), task="task", text=pl.Series(texts, dtype=pl.String),
-        ))
+        )))
 
     def hardware(self) -> tuple[int, float, pl.DataFrame]:
         """(X events on the Ascend Hardware lanes, their total duration, their AI CPU launches in file order)."""
@@ -82,11 +82,18 @@ class _Tally:
         return int(on_hw["n"].sum()), float(on_hw["dur"].sum()), cands.filter(pl.col("pid").is_in(hw.implode()))
 
 
+def _own(frame: pl.DataFrame) -> pl.DataFrame:
+    """A copy of a few rows that holds no reference to the block's buffers (filtered or grouped strings are views
+    into them: kept, they would keep every block's names alive)."""
+    return pl.DataFrame(frame.to_dict(as_series=False), schema=frame.schema)
+
+
 def _read(stream: BinaryIO, texts: bool, block_bytes: int | None = None) -> tuple[_Tally, TraceScan]:
     scan, tally = TraceScan(), _Tally(texts)
     kwargs = {"block_bytes": block_bytes} if block_bytes else {}
     for block in iter_event_blocks(stream, scan, **kwargs):
         tally.add(block)
+        del block  # before the next block is decoded
     return tally, scan
 
 
@@ -121,10 +128,11 @@ def _analyse(tally: _Tally, scan: TraceScan, ctx: FileContext, first: int):
     if scan.form == "other":
         notes.append((first, "profiler: trace_view.json is not a JSON array of trace events (nor an object with "
                              "traceEvents); its content was not analysed"))
-    if notes:
-        rows = pl.concat([rows, pl.DataFrame({"line": [n[0] for n in notes], "message": [n[1] for n in notes],
-                                              "level": ["WARNING"] * len(notes)}, schema_overrides={"line": pl.UInt32})],
+    if notes:  # first: on the line of a one-line trace, what could not be read is the news (the signal keeps the share)
+        rows = pl.concat([pl.DataFrame({"line": [n[0] for n in notes], "message": [n[1] for n in notes],
+                                        "level": ["WARNING"] * len(notes)}, schema_overrides={"line": pl.UInt32}), rows],
                          how="diagonal_relaxed")
+    rows = rows.unique("line", keep="first", maintain_order=True)
     out = []
     if n_hw:
         worst = ai.sort("dur", descending=True, nulls_last=True, maintain_order=True)
