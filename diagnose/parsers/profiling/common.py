@@ -22,10 +22,12 @@ QUANT_OPS = r"(?i)^(?:DynamicQuant|QuantBatchMatmul|WeightQuantBatchMatmul|Group
 GMM = r"(?i)^GroupedMatmul"
 DISPATCH = r"(?i)^MoeDistribute(?:Dispatch|Combine)"
 # MC2 fused communication kernels run on the AI CPU of the comm stream and carry an `Aicpu` suffix: no fallback.
-MC2 = (
-    r"Aicpu$|(?i)^(?:MoeDistribute(?:Dispatch|Combine)|MatmulAllReduce|AllGatherMatmul|MatmulReduceScatter"
+_MC2_NAMES = (
+    r"^(?:MoeDistribute(?:Dispatch|Combine)|MatmulAllReduce|AllGatherMatmul|MatmulReduceScatter"
     r"|MatmulAllToAll|AlltoAllAllGather|BatchMatMulReduceScatter|DispatchFFNCombine|Mc2)"
 )
+MC2 = r"Aicpu$|(?i)" + _MC2_NAMES  # polars (Rust regex): the flag holds from where it stands
+MC2_RE = re.compile(r"Aicpu$|(?i:" + _MC2_NAMES + ")")  # the same for Python's re
 COMM_CORE = r"(?i)^(?:HCCL|COMMUNICATION)$"
 EPOCH_US = (1.4e15, 2.3e15)  # 2014..2042: start times that are wall-clock microseconds
 

@@ -22,70 +22,75 @@ import polars as pl
 
 from diagnose.parsers.common import FileContext
 from diagnose.parsers.profiling.common import (
-    EPOCH_US, MC2, engine_label, finish, first_line, fmt, raw_records, signal_frame, top_ops,
+    EPOCH_US, MC2_RE, engine_label, finish, first_line, fmt, raw_records, signal_frame, top_ops,
 )
-from diagnose.parsers.profiling.tracejson import MAX_TEXT, TraceScan, iter_event_blocks
+from diagnose.parsers.profiling.tracejson import MAX_TEXT, TraceScan, as_text, iter_event_blocks
 
 _CAND = {"line": pl.UInt32, "pid": pl.String, "name": pl.String, "dur": pl.Float64, "ts": pl.Float64,
          "task": pl.String, "text": pl.String}
 
 
 class _Tally:
-    """What the analysis needs from the events, gathered block by block. ``texts``: keep the text of every AI CPU
-    launch on its own line (the stream entry, which has no lines); the first launch of each process in a one-line
-    trace always keeps its text (the summary record's evidence)."""
+    """What the analysis needs from the events, gathered block by block in one pass over them. ``texts``: keep the
+    text of every AI CPU launch on its own line (the stream entry, which has no lines); the first launch of each
+    process in a one-line trace always keeps its text (the summary record's evidence). Durations are added in file
+    order: the totals do not depend on where blocks were cut."""
 
     def __init__(self, texts: bool):
         self.texts = texts
-        self.lanes: list[pl.DataFrame] = []
-        self.sums: list[pl.DataFrame] = []
+        self.lanes: dict = {}  # pid -> first process_name
+        self.sums: dict = {}  # pid -> [X events, total dur]
         self.cands: list[pl.DataFrame] = []
-        self.first_text: set[str | None] = set()  # processes whose first one-line launch has its text
+        self.first_text: set = set()  # processes whose first one-line launch has its text
+        self.mc2: dict = {}  # kernel name -> not an MC2 kernel
 
     def add(self, block) -> None:
-        f = block.frame
-        meta = f.filter((pl.col("ph") == "M") & (pl.col("name") == "process_name"))
-        if meta.height:
-            self.lanes.append(_own(meta.select("pid", lane=pl.Series(block.lane(meta["i"].to_list()), dtype=pl.String))))
-        x = f.filter(pl.col("ph") == "X")
-        if x.height == 0:
+        sums, lanes, mc2, keep = self.sums, self.lanes, self.mc2, []
+        for i, e in enumerate(block.events):
+            ph = e.ph
+            if ph == "X":
+                acc = sums.get(e.pid)
+                if acc is None:
+                    acc = sums[e.pid] = [0, 0.0]
+                acc[0] += 1
+                if e.dur is not None:
+                    acc[1] += e.dur
+                name, args = e.name, e.args
+                if (args is not None and args.task == "AI_CPU") or (name is not None and "AiCpu" in name):
+                    not_mc2 = mc2.get(name)
+                    if not_mc2 is None:  # MC2 fused communication kernels are not fallbacks; a few names repeat
+                        not_mc2 = mc2[name] = not MC2_RE.search(name or "")
+                    if not_mc2:
+                        keep.append(i)
+            elif ph == "M" and e.name == "process_name" and e.pid not in lanes:
+                lanes[e.pid] = e.args.name if e.args is not None else None
+        if not keep:
             return
-        self.sums.append(_own(x.group_by("pid").agg(n=pl.len(), dur=pl.col("dur").fill_null(0).sum())))
-        name = pl.col("name").fill_null("")
-        cand = x.filter((pl.col("task") == "AI_CPU") | name.str.contains("AiCpu", literal=True))
-        cand = cand.filter(~name.str.contains(MC2))
-        if cand.height == 0:
-            return
-        idx = cand["i"].to_list()
+        events = block.events
+        cand = pl.DataFrame({
+            "line": [block.line(i) for i in keep], "pid": [as_text(events[i].pid) for i in keep],
+            "name": [events[i].name for i in keep], "dur": [events[i].dur for i in keep], "ts": block.ts(keep),
+            "task": [events[i].args.task if events[i].args is not None else None for i in keep],
+        }, schema={k: v for k, v in _CAND.items() if k != "text"})
         if block.one_line:
-            firsts = cand.unique("pid", keep="first", maintain_order=True).filter(
-                ~pl.col("pid").is_in(pl.Series(list(self.first_text), dtype=pl.String).implode()))
-            self.first_text.update(firsts["pid"].to_list())
-            want = set(firsts["i"].to_list())
-            got = dict(zip(sorted(want), block.texts(sorted(want))))
-            texts = [got.get(i) for i in idx]
+            firsts = [(i, p) for i, p in zip(keep, cand["pid"].to_list()) if p not in self.first_text]
+            firsts = list({p: i for i, p in reversed(firsts)}.items())  # the first launch of each process
+            self.first_text.update(p for p, _ in firsts)
+            got = dict(zip([i for _, i in firsts], block.texts(sorted(i for _, i in firsts))))
+            texts = [got.get(i) for i in keep]
         else:
-            texts = block.texts(idx) if self.texts else [None] * len(idx)
-        self.cands.append(_own(cand.select(
-            "line", "pid", "name", "dur",
-            ts=pl.Series(block.ts(idx), dtype=pl.Float64), task="task", text=pl.Series(texts, dtype=pl.String),
-        )))
+            texts = block.texts(keep) if self.texts else [None] * len(keep)
+        self.cands.append(cand.with_columns(text=pl.Series(texts, dtype=pl.String)))
 
     def hardware(self) -> tuple[int, float, pl.DataFrame]:
         """(X events on the Ascend Hardware lanes, their total duration, their AI CPU launches in file order)."""
-        lanes = pl.concat(self.lanes) if self.lanes else pl.DataFrame(schema={"pid": pl.String, "lane": pl.String})
-        hw = lanes.unique("pid", keep="first", maintain_order=True).filter(pl.col("lane") == "Ascend Hardware")["pid"]
-        sums = pl.concat(self.sums) if self.sums else pl.DataFrame(schema={"pid": pl.String, "n": pl.UInt32,
-                                                                          "dur": pl.Float64})
-        on_hw = sums.filter(pl.col("pid").is_in(hw.implode()))
+        hw = {as_text(p) for p, lane in self.lanes.items() if lane == "Ascend Hardware"}
+        n, dur = 0, 0.0
+        for pid, (k, d) in self.sums.items():
+            if as_text(pid) in hw:
+                n, dur = n + k, dur + d
         cands = pl.concat(self.cands) if self.cands else pl.DataFrame(schema=_CAND)
-        return int(on_hw["n"].sum()), float(on_hw["dur"].sum()), cands.filter(pl.col("pid").is_in(hw.implode()))
-
-
-def _own(frame: pl.DataFrame) -> pl.DataFrame:
-    """A copy of a few rows that holds no reference to the block's buffers (filtered or grouped strings are views
-    into them: kept, they would keep every block's names alive)."""
-    return pl.DataFrame(frame.to_dict(as_series=False), schema=frame.schema)
+        return n, dur, cands.filter(pl.col("pid").is_in(pl.Series(sorted(hw), dtype=pl.String).implode()))
 
 
 def _read(stream: BinaryIO, texts: bool, block_bytes: int | None = None) -> tuple[_Tally, TraceScan]:

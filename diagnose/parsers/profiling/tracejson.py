@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
 
 import msgspec
-import polars as pl
 
 BLOCK_BYTES = 8 * 1024 * 1024  # peak memory grows with it (about 15x: the decoded events); 4-16 MB read as fast
 MAX_TEXT = 4000  # characters of an event's text kept for a record (evidence), not the whole line of a one-line trace
@@ -33,10 +32,6 @@ _BOUNDARY_TEXT = re.compile(r"\}\s*,\s*\{")
 _NEXT_LINE_EVENT = re.compile(r"\n[ \t]*\{")
 _WS = b" \t\r\n"
 _RETRIES = 3  # earlier cuts tried when a block does not decode, before reading it event by event
-
-EVENT_SCHEMA = {"i": pl.UInt32, "line": pl.UInt32, "ph": pl.String, "name": pl.String, "pid": pl.String,
-                "dur": pl.Float64, "task": pl.String}
-
 
 class _Args(msgspec.Struct, gc=False):
     task: str | None = msgspec.field(default=None, name="Task Type")
@@ -83,19 +78,20 @@ class TraceScan:
 
 @dataclass
 class EventBlock:
-    """Decoded events of one block: ``frame`` (EVENT_SCHEMA; ``i`` indexes the block's events) and, for the few
-    rows that need them, their start time, lane name and text."""
+    """Decoded events of one block, in file order (each with ``ph``, ``name``, ``pid``, ``ts``, ``dur`` and
+    ``args.task``/``args.name``); for the few that need them, their line, start time and text."""
 
-    frame: pl.DataFrame
-    _events: list
+    events: list
+    first: int  # line of the first event
+    _lines: list[int] | None  # each event's line; None: all on ``first``
     _texts: object  # callable: indices -> texts
     one_line: bool = False  # all its events start on one line
 
-    def ts(self, idx: list[int]) -> list[float | None]:
-        return [_number(self._events[i].ts) for i in idx]
+    def line(self, i: int) -> int:
+        return self.first if self._lines is None else self._lines[i]
 
-    def lane(self, idx: list[int]) -> list[str | None]:
-        return [a.name if a is not None else None for a in (self._events[i].args for i in idx)]
+    def ts(self, idx: list[int]) -> list[float | None]:
+        return [_number(self.events[i].ts) for i in idx]
 
     def texts(self, idx: list[int]) -> list[str]:
         return self._texts(idx) if idx else []
@@ -418,7 +414,7 @@ def _find_event(data: bytes, event) -> str | None:
                 obj, end = _STDLIB.raw_decode(window)
             except json.JSONDecodeError:
                 continue
-            if isinstance(obj, dict) and obj.get("ts") == event.ts and _text(obj.get("name")) == event.name:
+            if isinstance(obj, dict) and obj.get("ts") == event.ts and as_text(obj.get("name")) == event.name:
                 return _clip(window[:end])
             if len(window[:end].encode("utf-8")) > p - s:  # an object around the ts that is not the event
                 break
@@ -427,36 +423,12 @@ def _find_event(data: bytes, event) -> str | None:
 
 
 def _block(events: list, lines: list[int] | None, first: int, texts, scan: TraceScan) -> EventBlock:
-    n = len(events)
-    if lines is None:
+    if lines is None or not lines:
         scan.lines_of_events.add(first)
-        line_col = pl.Series("line", [first], dtype=pl.UInt32).extend_constant(first, n - 1) if n else \
-            pl.Series("line", [], dtype=pl.UInt32)
-    else:
-        if len(scan.lines_of_events) < 2:
-            scan.lines_of_events.update(lines[:2])
-            scan.lines_of_events.add(lines[-1])
-        line_col = pl.Series("line", lines, dtype=pl.UInt32)
-    ph = [e.ph for e in events]
-    try:
-        task = [e.args.task for e in events]
-    except AttributeError:  # "args": null
-        task = [a.task if a is not None else None for a in (e.args for e in events)]
-    pids = [e.pid for e in events]
-    try:
-        pid = pl.Series("pid", pids, dtype=pl.Int64).cast(pl.String)
-    except Exception:  # noqa: BLE001 - pids given as text (or too large): as they are
-        pid = pl.Series("pid", [_text(p) for p in pids], dtype=pl.String)
-    frame = pl.DataFrame({
-        "i": pl.int_range(0, n, dtype=pl.UInt32, eager=True),
-        "line": line_col,
-        "ph": pl.Series(ph, dtype=pl.String),
-        "name": pl.Series([e.name for e in events], dtype=pl.String),
-        "pid": pid,
-        "dur": pl.Series([e.dur for e in events], dtype=pl.Float64),
-        "task": pl.Series(task, dtype=pl.String),
-    })
-    return EventBlock(frame, events, texts, one_line=lines is None or n < 2 or lines[0] == lines[-1])
+    elif len(scan.lines_of_events) < 2:
+        scan.lines_of_events.update((lines[0], lines[-1]))
+    one = lines is None or len(lines) < 2 or lines[0] == lines[-1]
+    return EventBlock(events, first, lines, texts, one_line=one)
 
 
 class _Loose:
@@ -468,10 +440,10 @@ class _Loose:
 
 def _from_dict(e: dict) -> _Loose:
     out = _Loose()
-    out.ph, out.name, out.pid = _text(e.get("ph")), _text(e.get("name")), _text(e.get("pid"))
+    out.ph, out.name, out.pid = as_text(e.get("ph")), as_text(e.get("name")), as_text(e.get("pid"))
     out.ts, out.dur = e.get("ts"), _number(e.get("dur"))
     args = e.get("args")
-    out.args = _LooseArgs(_text(args.get("Task Type")), _text(args.get("name"))) if isinstance(args, dict) else _NO_ARGS
+    out.args = _LooseArgs(as_text(args.get("Task Type")), as_text(args.get("name"))) if isinstance(args, dict) else _NO_ARGS
     return out
 
 
@@ -485,9 +457,12 @@ class _LooseArgs:
 _NO_ARGS = _LooseArgs(None, None)
 
 
-def _text(v) -> str | None:
+def as_text(v) -> str | None:
+    """A JSON value as text, as a JSON path match gives it: strings as they are, anything else as its JSON."""
     if v is None or isinstance(v, str):
         return v
+    if type(v) is int:
+        return str(v)
     return json.dumps(v, ensure_ascii=False)
 
 
