@@ -6,7 +6,8 @@ Files, by name (the sniffer already calls them ``profiler``):
     op_statistic*.csv                       one row per op type and core type
     step_trace_time*.csv                    per step (and Device_id): Computing, Communication(Not Overlapped), Free
     cluster_step_trace_time*.csv            the same per rank (msprof-analyze cluster output)
-    trace_view*.json                        Chrome trace (bare array, one event per line or all in one line)
+    trace_view*.json                        Chrome trace: a bare array or ``{"traceEvents": [...]}``, in one line
+                                            (gigabytes), one event per line or pretty-printed; read block by block
     communication*.json, profiler_metadata*.json   read to check they are whole JSON; no analysis yet
     profiler_info*.json                     the folder's rank (``profiler_info_<rank>.json`` or ``rank_id``)
 
@@ -28,6 +29,15 @@ MC2 fused communication kernels on the AI CPU (``...Aicpu`` suffix, MoeDistribut
 ``quant_matmul_coverage_pct``, ``straggler_ratio``, ``moe_rank_imbalance`` ...); their ``text`` holds the readable
 detail that rules quote, their ``line`` the CSV row that is the best evidence, their ``engine`` the rank
 (``rank 3``; from the folder name ``...rank3...``/``profiler_info_3.json``, else ``device N`` from Device_id).
+
+Modules, by table family: ``tables`` (CSV read by header name), ``kernels``, ``opstat``, ``steps``, ``jsonfiles``
+(communication/metadata/profiler_info), ``tracejson`` (the trace's events from a binary stream, bounded memory) and
+``trace`` (its analysis), ``cross`` (across files); ``common`` holds what they share. This module dispatches by
+file name.
+
+Two entries: :func:`parse` takes the lines (and bytes) the reader read, as every parser does; :func:`parse_stream`
+takes a binary stream of a file that :func:`streamed` names (``trace_view*.json``), so that a reader can hand over
+a gigabyte trace open instead of reading it whole. Both give the same signals.
 
 Analyses that need several files (ranks in separate folders, the rank from a sibling ``profiler_info_<r>.json``)
 run in :func:`cross_file_signals`, which the pipeline calls once on all signals after parsing. Within one file
