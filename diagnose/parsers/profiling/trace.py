@@ -24,7 +24,8 @@ from diagnose.parsers.common import FileContext
 from diagnose.parsers.profiling.common import (
     EPOCH_US, MC2_RE, engine_label, finish, first_line, fmt, raw_records, signal_frame, top_ops,
 )
-from diagnose.parsers.profiling.tracejson import MAX_TEXT, TraceScan, as_text, iter_event_blocks
+from diagnose.parsers.profiling.traceevents import MAX_TEXT, TraceScan, as_text
+from diagnose.parsers.profiling.tracejson import iter_event_blocks
 
 _CAND = {"line": pl.UInt32, "pid": pl.String, "name": pl.String, "dur": pl.Float64, "ts": pl.Float64,
          "task": pl.String, "text": pl.String}
