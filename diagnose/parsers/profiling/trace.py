@@ -15,7 +15,6 @@ whose text is the launch's JSON (clipped), not the gigabyte line.
 
 from __future__ import annotations
 
-import io
 from typing import BinaryIO
 
 import polars as pl
@@ -94,7 +93,7 @@ class _Tally:
         return n, dur, cands.filter(pl.col("pid").is_in(pl.Series(sorted(hw), dtype=pl.String).implode()))
 
 
-def _read(stream: BinaryIO, texts: bool, block_bytes: int | None = None) -> tuple[_Tally, TraceScan]:
+def _read(stream: BinaryIO | bytes, texts: bool, block_bytes: int | None = None) -> tuple[_Tally, TraceScan]:
     scan, tally = TraceScan(), _Tally(texts)
     kwargs = {"block_bytes": block_bytes} if block_bytes else {}
     for block in iter_event_blocks(stream, scan, **kwargs):
@@ -155,7 +154,7 @@ def parse_trace_view(lines: pl.DataFrame, ctx: FileContext):
     data = ctx.data
     if data is None:
         data = lines.select(pl.col("text").str.join("\n")).item().encode("utf-8") if lines.height else b""
-    tally, scan = _read(io.BytesIO(data), texts=False)
+    tally, scan = _read(data, texts=False)
     first = scan.first_line if scan.bytes else first_line(lines)
     rows, out = _analyse(tally, scan, ctx, first)
     keep = pl.concat([rows["line"], pl.Series([r["line"] for r in out], dtype=pl.UInt32)]).implode()
@@ -176,7 +175,12 @@ def _one_line_texts(lines: pl.DataFrame, data: bytes | None, rows: pl.DataFrame)
     summary record's line given the launch's own text."""
     own = dict(rows.filter(pl.col("text").is_not_null()).select("line", "text").unique("line", keep="first").iter_rows())
     if data is not None and lines.height <= 64:
-        texts = [_clip_bytes(b) for b in data.split(b"\n", lines.height)[:lines.height]]
+        texts, at = [], 0
+        for _ in range(lines.height):  # each line's head, without splitting (copying) the gigabyte line
+            end = data.find(b"\n", at)
+            end = len(data) if end < 0 else end
+            texts.append(_clip_bytes(data[at:min(end, at + MAX_TEXT + 4)]))
+            at = end + 1
         numbers = range(1, len(texts) + 1)
     else:
         numbers, texts = lines["line"].to_list(), [t if len(t) <= MAX_TEXT else t[:MAX_TEXT - 1] + "…"
@@ -186,7 +190,7 @@ def _one_line_texts(lines: pl.DataFrame, data: bytes | None, rows: pl.DataFrame)
 
 
 def _clip_bytes(raw: bytes) -> str:
-    if len(raw) > MAX_TEXT:
+    if len(raw) > MAX_TEXT:  # (a head of MAX_TEXT + 4 bytes stands for a longer line)
         return raw[:MAX_TEXT - 1].decode("utf-8", errors="ignore") + "…"
     return raw.decode("utf-8", errors="replace").removesuffix("\r")
 

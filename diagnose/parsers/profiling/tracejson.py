@@ -38,25 +38,37 @@ _STDLIB = json.JSONDecoder()
 _FAIL = object()
 
 
-def iter_event_blocks(stream: BinaryIO, scan: TraceScan, block_bytes: int = BLOCK_BYTES) -> Iterator[EventBlock]:
-    """Decoded events of ``stream`` block by block; ``scan`` is filled in as the read goes (complete at the end)."""
-    reader = _Reader(stream, scan, block_bytes)
+def iter_event_blocks(source: BinaryIO | bytes, scan: TraceScan,
+                      block_bytes: int = BLOCK_BYTES) -> Iterator[EventBlock]:
+    """Decoded events of ``source`` (a binary stream, or the file's bytes when a reader already holds them) block by
+    block; ``scan`` is filled in as the read goes (complete at the end)."""
+    reader = _Reader(source, scan, block_bytes)
     yield from reader.run()
 
 
 class _Reader:
-    def __init__(self, stream: BinaryIO, scan: TraceScan, block_bytes: int):
-        self.stream, self.scan, self.block = stream, scan, max(block_bytes, 1024)
+    def __init__(self, source: BinaryIO | bytes, scan: TraceScan, block_bytes: int):
+        self.scan, self.block = scan, max(block_bytes, 1024)
         self.buf = b""
         self.pos = 0  # next byte of buf to read
         self.line = 1  # line of buf[pos]
         self.eof = False
         self.ends_lf = False  # the file so far ends with LF
+        self.whole = isinstance(source, (bytes, bytearray, memoryview))  # all in memory: nothing read or dropped
+        if self.whole:
+            self.buf, self.eof = bytes(source), True
+            scan.bytes, self.ends_lf = len(self.buf), self.buf.endswith(b"\n")
+            if self.buf.startswith(b"\xef\xbb\xbf"):
+                scan.encoding, self.pos = "utf-8-sig", 3
+        else:
+            self.stream = source
 
     # --- buffer ---------------------------------------------------------------------------------------
 
     def fill(self, want: int) -> None:
         """Read until ``want`` bytes are buffered past ``pos`` (or the file ends); drop what was read."""
+        if self.whole:
+            return
         if self.pos:
             self.buf, self.pos = self.buf[self.pos:], 0
         parts = [self.buf]
@@ -193,14 +205,19 @@ class _Reader:
 
     def cuts(self) -> list[tuple[int, int]]:
         """Up to ``_RETRIES`` last boundaries in the buffer (latest first): (end of the event, start of the next)."""
-        end = len(self.buf)
-        window = 1 << 16
+        span = self.block if self.whole else len(self.buf) - self.pos  # a whole file: blocks of ``block`` bytes
         while True:
-            start = max(self.pos, end - window)
-            found = [(m.start() + 1, m.end() - 1) for m in _BOUNDARY.finditer(self.buf, start, end)]
-            if found or start == self.pos:
+            end = min(len(self.buf), self.pos + span)
+            window = 1 << 16
+            while True:
+                start = max(self.pos, end - window)
+                found = [(m.start() + 1, m.end() - 1) for m in _BOUNDARY.finditer(self.buf, start, end)]
+                if found or start == self.pos:
+                    break
+                window *= 16
+            if found or end == len(self.buf):
                 return found[::-1][:_RETRIES]
-            window *= 16
+            span *= 2
 
     # --- decoding -------------------------------------------------------------------------------------
 
