@@ -26,9 +26,12 @@ def parse_kernels(frame: pl.DataFrame, cols: dict[str, str], records: pl.DataFra
         dur=num(cols["dur"]) if "dur" in cols else pl.lit(None, pl.Float64),
     )
     # A kernel table repeats a few hundred distinct kernels (name, dtypes, shapes) per step: every string
-    # test runs once per distinct kernel, and one join hands the results to all rows.
+    # test runs once per distinct kernel (``_kid``, in first-seen order); the rows get only the kernel's flags, and
+    # the few rows that are reported get its strings (``detail``).
     keys = [f"_r{key}" for key in raw]
-    kernels = k.select(keys).unique().with_columns(
+    groups = k.select(keys).with_row_index("_row").group_by(keys, maintain_order=True).agg(pl.col("_row"))
+    kid = groups.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_kid"), "_row").explode("_row").sort("_row")["_kid"]
+    kernels = groups.drop("_row").with_columns(
         name=clean("_rname"), _t=clean("_rtype"), core=clean("_rcore").str.to_uppercase(),
         ind=dtypes("_rin_dtypes"), outd=dtypes("_rout_dtypes"), shapes=clean("_rin_shapes"),
     )
@@ -65,7 +68,12 @@ def parse_kernels(frame: pl.DataFrame, cols: dict[str, str], records: pl.DataFra
         _mc2=mc2,
         _aicpu=aicpu_like & ~mc2,
     )
-    k = k.join(kernels, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    flags = ["_comm", "_aicpu", "_mm", "_q", "_qop", "_half", "_fp8", "_gmm", "_disp"]
+    k = pl.concat([k.select("line", "start", "dur"), kernels.select(flags)[kid], kid.to_frame()], how="horizontal")
+    strings = kernels.drop(keys + flags).with_row_index("_kid")
+
+    def detail(rows: pl.DataFrame) -> pl.DataFrame:
+        return rows.join(strings, on="_kid", how="left", maintain_order="left")
     dur = pl.col("dur").fill_null(0)
     agg = k.select(
         dev=dur.filter(~pl.col("_comm")).sum(),
@@ -77,7 +85,7 @@ def parse_kernels(frame: pl.DataFrame, cols: dict[str, str], records: pl.DataFra
         fp8_seen=pl.col("_fp8").any(),
     ).row(0, named=True)
     share = 100.0 * agg["aicpu"] / agg["dev"] if agg["dev"] else 0.0
-    ai_ops = top_ops(k.filter(pl.col("_aicpu")), with_dtype=has_dtype)
+    ai_ops = top_ops(detail(k.filter(pl.col("_aicpu"))), with_dtype=has_dtype)
     ai_tail = f" (AI CPU {share:.1f}% of device time: {fmt(agg['aicpu'])} of {fmt(agg['dev'])} us in {agg['n_aicpu']} launches)"
     dt = pl.format("{}->{}", pl.col("ind").fill_null("?"), pl.col("outd").fill_null("?"))
     d = pl.col("dur").round(3).cast(pl.String).fill_null("N/A")
@@ -98,7 +106,7 @@ def parse_kernels(frame: pl.DataFrame, cols: dict[str, str], records: pl.DataFra
     ts = pl.when(start.is_between(*EPOCH_US)).then(pl.from_epoch(start.cast(pl.Int64), time_unit="us"))
     level = pl.when(pl.col("_aicpu")).then(pl.lit("WARNING")).otherwise(pl.lit("INFO"))
     notable = pl.col("_aicpu") | (pl.lit(quant_mode) & unq)  # MC2 rows: thousands, not news
-    rows = k.filter(notable).select("line", message=msg, ts=ts, level=level, device="device", component="type")
+    rows = detail(k.filter(notable)).select("line", message=msg, ts=ts, level=level, device="device", component="type")
     notes = []
     if not has_dtype or not has_shape:
         missing = [c for c, ok in (("Input Data Types", has_dtype), ("Input Shapes", has_shape)) if not ok]
@@ -114,7 +122,7 @@ def parse_kernels(frame: pl.DataFrame, cols: dict[str, str], records: pl.DataFra
 
     # signals
     out: list[dict] = []
-    eng = k["engine"][0] if k.height else None
+    eng = detail(k.head(1))["engine"][0] if k.height else None
     if k.height:
         worst_ai = k.filter(pl.col("_aicpu")).sort("dur", descending=True, nulls_last=True)
         line = int(worst_ai["line"][0]) if worst_ai.height else header
@@ -131,7 +139,7 @@ def parse_kernels(frame: pl.DataFrame, cols: dict[str, str], records: pl.DataFra
             out.append(dict(line=header, engine=eng, signal="fp8_kernels", value=1.0, text="FP8 input dtypes in kernels"))
         if quant_mode:
             cov = 100.0 * agg["qmm"] / agg["mm"]
-            unqk = k.filter(unq)
+            unqk = detail(k.filter(unq))
             worst = unqk.sort("dur", descending=True, nulls_last=True)
             line = int(worst["line"][0]) if worst.height else header
             ops = top_ops(unqk, with_dtype=True, by_weight=True)
@@ -141,7 +149,7 @@ def parse_kernels(frame: pl.DataFrame, cols: dict[str, str], records: pl.DataFra
             )
             text += f"; BF16/FP16 matmuls: {ops}" if ops else ""
             out.append(dict(line=line, engine=eng, signal="quant_matmul_coverage_pct", value=cov, text=text))
-    out += moe_from_kernels(k, header)
+    out += moe_from_kernels(detail(k.filter(pl.col("_gmm") | pl.col("_disp"))), header)
     records = finish(keep_rows(records, frame["line"], rows["line"], [r["line"] for r in out]), rows)
     return records, signal_frame(out, ctx)
 
