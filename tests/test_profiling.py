@@ -427,6 +427,7 @@ def test_truncated_trace_view_stream_keeps_what_was_read(layout, keep):
     for records, signals in (parse(text, PT + "trace_view.json"), _stream(text), _stream(text, block_bytes=100)):
         notes = records.filter(pl.col("message").str.starts_with("profiler: "))["message"].to_list()
         assert any("trace_view.json is truncated" in n and f"{len(complete)} events before the cut" in n for n in notes)
+        assert records["text"].str.len_bytes().min() > 0  # evidence is never read back from the file
         hw_pid_known = any(e.get("args", {}) and e["args"].get("name") == "Ascend Hardware" for e in complete)
         share = sig(signals, "aicpu_time_share_pct")
         if not hw_pid_known:

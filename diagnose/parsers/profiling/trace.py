@@ -74,9 +74,10 @@ class _Tally:
         }, schema={k: v for k, v in _CAND.items() if k != "text"})
         if block.one_line:
             firsts = [(i, p) for i, p in zip(keep, cand["pid"].to_list()) if p not in self.first_text]
-            firsts = list({p: i for i, p in reversed(firsts)}.items())  # the first launch of each process
-            self.first_text.update(p for p, _ in firsts)
-            got = dict(zip([i for _, i in firsts], block.texts(sorted(i for _, i in firsts))))
+            firsts = {p: i for i, p in reversed(firsts)}  # the first launch of each process
+            self.first_text.update(firsts)
+            wanted = sorted(firsts.values())
+            got = dict(zip(wanted, block.texts(wanted)))
             texts = [got.get(i) for i in keep]
         else:
             texts = block.texts(keep) if self.texts else [None] * len(keep)
@@ -210,5 +211,8 @@ def parse_trace_stream(stream: BinaryIO, ctx: FileContext, info=None, block_byte
     if extra:
         wanted = pl.concat([wanted, pl.DataFrame({"line": list(extra), "text": list(extra.values())},
                                                  schema={"line": pl.UInt32, "text": pl.String})])
-    base = raw_records(wanted.with_columns(text=pl.col("text").fill_null("")).sort("line"), ctx)
+    # A note's record is its own evidence: an empty text would have the evidence read back from the file.
+    wanted = wanted.join(rows.select("line", "message"), on="line", how="left").select(
+        "line", text=pl.coalesce("text", "message", pl.lit("trace_view.json")))
+    base = raw_records(wanted.sort("line"), ctx)
     return finish(base.with_columns(parsed=pl.lit(True)), rows.drop("text")), signal_frame(out, ctx)
