@@ -2,7 +2,8 @@
 """Write a synthetic torch_npu profiler capture of a DeepSeek-V3/R1 W8A8 decode run, one folder per rank.
 
     python bench/gen_profiler.py OUT [--ranks 2] [--layers 58] [--steps 200] [--slow-rank 1] [--bf16-layers 0]
-                                     [--trace-layout line|lines] [--trace-host] [--trace-steps N] [--trace-only]
+                                     [--trace kernels|minimal] [--trace-layout line|lines] [--trace-host]
+                                     [--trace-steps N] [--trace-only]
 
 Per rank: ``<host>_<pid>_<ts>_ascend_pt/`` with ``profiler_info_<rank>.json``, ``profiler_metadata.json``,
 ``ASCEND_PROFILER_OUTPUT/{kernel_details.csv, op_statistic.csv, step_trace_time.csv, trace_view.json}`` and
@@ -17,7 +18,9 @@ trace_view.json holds the same kernels as kernel_details (one ``Ascend Hardware`
 = the row's Accelerator Core), ``ProfilerStep#N`` and the Overlap Analysis events per step; in one line (as torch_npu
 writes it) unless ``--trace-layout lines``: about 33 MB per rank at the defaults, 3x that with ``--trace-host`` (a CANN
 launch and a flow pair per kernel). ``--trace-steps`` makes the trace longer than the kernel table (with
-``--trace-only``, only the trace is written: ``--ranks 1 --trace-only --trace-steps 12600`` is a 2 GB trace).
+``--trace-only``, only the trace is written: ``--ranks 1 --trace-only --trace-steps 13100`` is a 2 GB trace).
+``--trace minimal`` writes the small trace of the committed sample instead (lanes and three steps, no kernels):
+samples/profiler-w8a8 is ``--ranks 1 --layers 8 --steps 2 --bf16-layers 2 --slow-rank -1 --trace minimal``.
 The rank folders are named after the host and pid (the old naming), so the rank comes from profiler_info_<r>.json.
 """
 
@@ -187,6 +190,22 @@ def trace_events(kd: pl.DataFrame, rank: int, host: bool) -> pl.Series:
     return pl.concat(parts)["e"]
 
 
+def write_minimal_trace(path: Path, rank: int, args, t0: float) -> None:
+    """The small trace of the committed sample (samples/profiler-w8a8): lanes, and ProfilerStep/Computing of the
+    first three steps, one event per line; no kernels."""
+    events = [
+        {"ph": "M", "name": "process_name", "pid": 4100 + rank, "tid": 0, "args": {"name": "Python"}},
+        {"ph": "M", "name": "process_name", "pid": HW_PID, "tid": 0, "args": {"name": "Ascend Hardware"}},
+        {"ph": "M", "name": "process_name", "pid": OVERLAP_PID, "tid": 0, "args": {"name": "Overlap Analysis"}},
+    ]
+    for s in range(1, min(args.steps, 3) + 1):
+        ts = t0 + (s - 1) * 60000.0
+        events.append({"ph": "X", "name": f"ProfilerStep#{s}", "pid": 4100 + rank, "tid": 4100 + rank, "ts": f"{ts:.3f}",
+                       "dur": 59000.0, "cat": "cpu_op", "args": {"Sequence number": -1}})
+        events.append({"ph": "X", "name": "Computing", "pid": OVERLAP_PID, "tid": 0, "ts": f"{ts:.3f}", "dur": 50000.0})
+    path.write_text("[\n" + ",\n".join(json.dumps(e) for e in events) + "\n]\n")
+
+
 def write_trace(path: Path, rank: int, args, t0: float, slow: bool) -> int:
     """``trace_view.json`` of the rank's kernels, written ``args.trace_chunk`` steps at a time: one line (the
     default, ``[{...}, {...}]``) or one event per line (``--trace-layout lines``). ``--trace-steps`` may run past
@@ -237,7 +256,10 @@ def write_rank(out: Path, rank: int, args) -> None:
         pl.lit(0.0).alias("Preparing"),
     )
     steps.write_csv(prof / "step_trace_time.csv")
-    write_trace(prof / "trace_view.json", rank, args, t0, slow)
+    if args.trace == "minimal":
+        write_minimal_trace(prof / "trace_view.json", rank, args, t0)
+    else:
+        write_trace(prof / "trace_view.json", rank, args, t0, slow)
     (folder / f"profiler_info_{rank}.json").write_text(json.dumps({
         "config": {"common_config": {"activities": ["ProfilerActivity.CPU", "ProfilerActivity.NPU"], "record_shapes": True},
                    "experimental_config": {"_profiler_level": "Level1", "_aic_metrics": "PipeUtilization",
@@ -260,6 +282,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--slow-rank", type=int, default=1, help="rank that computes 40%% longer (-1: none)")
     ap.add_argument("--bf16-layers", type=int, default=0, help="MoE layers whose GroupedMatmul runs in BF16")
+    ap.add_argument("--trace", choices=("kernels", "minimal"), default="kernels",
+                    help="trace_view.json with every kernel (default), or the small one of samples/profiler-w8a8")
     ap.add_argument("--trace-layout", choices=("line", "lines"), default="line",
                     help="trace_view.json in one line (default) or one event per line")
     ap.add_argument("--trace-host", action="store_true", help="add a CANN launch and a flow pair per kernel to the trace")
