@@ -383,6 +383,11 @@ def test_trace_view_stream_matches_the_whole_file_path(layout):
     assert share["value"][0] == pytest.approx(TRACE_SHARE)
     assert "(50.0 us, 2 launches)" in share["text"][0] and "MoeDistribute" not in share["text"][0]
     assert not records.filter(pl.col("message").str.starts_with("profiler:")).height  # nothing unread, not cut
+    # As the pipeline calls it: with the file's bytes kept by the reader.
+    lines = text.split("\n")
+    ctx = FileContext(path=PT + "trace_view.json", node=None, kind="profiler", mtime=None, data=text.encode())
+    b_records, b_signals = parser_for("profiler")(lines_frame(lines[:-1] if lines[-1] == "" else lines), ctx)
+    assert b_signals.equals(signals) and b_records.equals(records)
     for block_bytes in (None, 64, 300):  # tiny blocks: many cuts, some of them inside nested values
         s_records, s_signals = _stream(text, block_bytes=block_bytes)
         assert s_signals.drop("value").equals(signals.drop("value"))
