@@ -1,16 +1,20 @@
-"""Profiler parser (diagnose/parsers/profiling.py) and the operators/performance rules built on it."""
+"""Profiler parser (diagnose/parsers/profiling/) and the operators/performance rules built on it."""
 
 from __future__ import annotations
 
+import io
 import json
+import subprocess
+import sys
 
 import polars as pl
 import pytest
 
-from diagnose.authoring.fixtures import evaluate, run_rule_tests
-from diagnose.parsers import parser_for
+from diagnose.authoring.fixtures import evaluate
+from diagnose.parsers.registry import parser_for
 from diagnose.parsers.common import FileContext, lines_frame
-from diagnose.parsers.profiling import cross_file_signals, folder_key, rank_from_path
+from diagnose.parsers.profiling import cross_file_signals, folder_key, parse_stream, rank_from_path, streamed
+from diagnose.parsers.profiling.trace import parse_trace_stream
 
 from conftest import SAMPLES, run_json
 
@@ -256,11 +260,10 @@ RULES = ("OPS001", "OPS002", "OPS003", "OPS004", "OPS005", "OPS006", "PRF001", "
 
 
 @pytest.mark.parametrize("rule_id", RULES)
-def test_rule_fixtures(catalog, rule_id):
+def test_profiler_rules_have_firing_and_quiet_fixtures(catalog, rule_id):
+    # The fixtures themselves run with the whole catalog's (tests/test_rule_catalog.py).
     rule = catalog[rule_id]
     assert any(t.fires for t in rule.tests) and any(not t.fires for t in rule.tests)
-    bad = [r for r in run_rule_tests([rule]) if not r.ok]
-    assert not bad, bad
 
 
 def test_host_fallback_log_is_an_operators_finding(catalog):
@@ -314,3 +317,196 @@ def test_profiler_output_is_known_by_its_name_alone():
     assert sniff("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", [vllm_line]) == "profiler"
     assert sniff("PROF_1/mindstudio_profiler_output/op_summary_20250707.csv", []) == "profiler"
     assert sniff("logs/kernel_details_notes.txt", [vllm_line]) == "vllm"
+
+
+# --- trace_view.json: read as a stream, in bounded memory -----------------------------------------------------
+
+HW, HOST = 800, 4100
+
+
+def _trace_events() -> list[dict]:
+    """A trace with what the analysis must get right: lanes named before and after their events, AI CPU launches
+    (by Task Type and by name), an MC2 kernel on the AI CPU (not a fallback), host events with AiCpu-like names
+    (not device time), flow events, strings holding ``}, {`` and arrays of objects in args (boundaries that are not
+    boundaries), a pid given as text, an event without args and one with ``"args": null``."""
+    def hw(name, dur, task="AI_CORE", **args):
+        return {"name": name, "pid": HW, "tid": 2, "ts": f"{1751872031000000 + dur:.3f}", "dur": dur,
+                "args": {"Model Id": 4294967295, "Task Type": task, **args}, "ph": "X"}
+    return [
+        {"ph": "X", "name": "aten::nonzero", "pid": HOST, "tid": HOST, "ts": "1751872030999990.000", "dur": 70.0,
+         "cat": "cpu_op", "args": {"Sequence number": -1, "Input Dims": [[64, 256]], "Call stack": "a.py(1): f}, {g"}},
+        {"ph": "M", "name": "process_name", "pid": HOST, "tid": 0, "args": {"name": "Python"}},
+        hw("aclnnAdd_AddAiCore_Add", 10.0, "Other", note="x}, {\"ph\": \"X\", \"dur\": 9999}"),
+        {"ph": "M", "name": "process_name", "pid": str(HW), "tid": 0, "args": {"name": "Ascend Hardware"}},
+        hw("aclnnCast_CastAiCpu_Cast", 30.0, "AI_CPU", shapes=[{"dims": [64]}, {"dims": [1]}]),
+        {"ph": "s", "bp": "e", "name": "HostToDevice", "id": "7", "pid": HOST, "tid": HOST, "ts": "1751872031000001.0"},
+        hw("MoeDistributeCombineV2Aicpu", 40.0, "AI_CPU"),
+        {"ph": "X", "name": "HostSideAiCpuHelper", "pid": HOST, "tid": HOST, "ts": "1751872031000002.0", "dur": 500.0},
+        hw("aclnnNonzero_NonZeroAiCpu_NonZero", 20.0, "AI_CORE"),
+        {"ph": "X", "name": "EVENT_WAIT", "pid": HW, "tid": 2, "ts": "1751872031000100.0", "dur": 5.0},
+        {"ph": "X", "name": "NoArgs", "pid": HOST, "tid": 1, "ts": "1751872031000101.0", "dur": 1.0, "args": None},
+        {"ph": "M", "name": "process_name", "pid": 900, "tid": 0, "args": {"name": "Overlap Analysis"}},
+    ]
+
+
+# Device time 10 + 30 + 40 + 20 + 5 = 105 us; AI CPU fallbacks Cast 30 + NonZero 20 (the MC2 kernel is not one).
+TRACE_SHARE = 100 * 50 / 105
+
+
+def _layouts(events: list[dict]) -> dict[str, str]:
+    return {
+        "one line": json.dumps(events),
+        "one line, compact": json.dumps(events, separators=(",", ":")),
+        "one event per line": "[\n" + ",\n".join(json.dumps(e) for e in events) + "\n]\n",
+        "pretty-printed": json.dumps(events, indent=2),
+        "object form": json.dumps({"displayTimeUnit": "ms", "otherData": {"v": [1, {"a": "]"}]}, "traceEvents": events,
+                                   "stackFrames": {}}),
+        "object form, pretty": json.dumps({"traceEvents": events, "displayTimeUnit": "ns"}, indent=1),
+    }
+
+
+def _stream(text: str, path: str = PT + "trace_view.json", block_bytes: int | None = None):
+    ctx = FileContext(path=path, node=None, kind="profiler", mtime=None)
+    return parse_trace_stream(io.BytesIO(text.encode()), ctx, block_bytes=block_bytes)
+
+
+def _ai_records(records: pl.DataFrame) -> list[tuple[int, str]]:
+    return records.filter(pl.col("message").str.starts_with("AI_CPU")).select("line", "message").rows()
+
+
+@pytest.mark.parametrize("layout", list(_layouts([])))
+def test_trace_view_stream_matches_the_whole_file_path(layout):
+    text = _layouts(_trace_events())[layout]
+    records, signals = parse(text, PT + "trace_view.json")  # the lines the reader read
+    share = sig(signals, "aicpu_time_share_pct")
+    assert share["value"][0] == pytest.approx(TRACE_SHARE)
+    assert "(50.0 us, 2 launches)" in share["text"][0] and "MoeDistribute" not in share["text"][0]
+    assert not records.filter(pl.col("message").str.starts_with("profiler:")).height  # nothing unread, not cut
+    # As the pipeline calls it: with the file's bytes kept by the reader.
+    lines = text.split("\n")
+    ctx = FileContext(path=PT + "trace_view.json", node=None, kind="profiler", mtime=None, data=text.encode())
+    b_records, b_signals = parser_for("profiler")(lines_frame(lines[:-1] if lines[-1] == "" else lines), ctx)
+    assert b_signals.equals(signals) and b_records.equals(records)
+    for block_bytes in (None, 64, 300):  # tiny blocks: many cuts, some of them inside nested values
+        s_records, s_signals = _stream(text, block_bytes=block_bytes)
+        assert s_signals.drop("value").equals(signals.drop("value"))
+        assert s_signals["value"][0] == pytest.approx(share["value"][0], rel=1e-12)
+        assert _ai_records(s_records) == _ai_records(records)
+        assert not s_records.filter(pl.col("message").str.starts_with("profiler:")).height
+    if "\n" not in text:  # one summary record; its evidence is the launch, not the whole line
+        assert records.height == 1
+        assert records["text"][0].replace(" ", "").startswith('{"name":"aclnnCast_CastAiCpu_Cast"')
+    else:  # a record per launch, on the line where its event starts
+        lines = text.split("\n")
+        for line, _ in _ai_records(records):
+            assert lines[line - 1].lstrip().startswith("{")
+        assert len(_ai_records(records)) == 2
+
+
+def test_trace_view_stream_reports_the_reader_counts():
+    text = _layouts(_trace_events())["one event per line"]
+
+    class Info:
+        pass
+
+    info = Info()
+    ctx = FileContext(path=PT + "trace_view.json", node=None, kind="profiler", mtime=None)
+    records, signals = parse_stream(io.BytesIO(text.encode()), ctx, info)
+    assert (info.bytes, info.lines, info.encoding) == (len(text.encode()), text.count("\n"), "utf-8")
+    assert streamed(PT + "trace_view.json") and not streamed(PT + "kernel_details.csv")
+    with pytest.raises(ValueError):
+        parse_stream(io.BytesIO(b""), FileContext(path=PT + "kernel_details.csv", node=None, kind="profiler", mtime=None))
+    # Every signal line has a record with a text (evidence is never read back from a gigabyte file).
+    assert set(signals["line"].to_list()) <= set(records.filter(pl.col("text") != "")["line"].to_list())
+
+
+@pytest.mark.parametrize("layout", ["one line", "one event per line"])
+@pytest.mark.parametrize("keep", [0.35, 0.6, 0.97])
+def test_truncated_trace_view_stream_keeps_what_was_read(layout, keep):
+    events = _trace_events()
+    whole = _layouts(events)[layout]
+    text = whole[: int(len(whole) * keep)]
+    # What a reader can recover: the events complete before the cut.
+    complete = [e for e in events if whole.index(json.dumps(e)) + len(json.dumps(e)) <= len(text)]
+    for records, signals in (parse(text, PT + "trace_view.json"), _stream(text), _stream(text, block_bytes=100)):
+        notes = records.filter(pl.col("message").str.starts_with("profiler: "))["message"].to_list()
+        assert any("trace_view.json is truncated" in n and f"{len(complete)} events before the cut" in n for n in notes)
+        assert records["text"].str.len_bytes().min() > 0  # evidence is never read back from the file
+        hw_pid_known = any(e.get("args", {}) and e["args"].get("name") == "Ascend Hardware" for e in complete)
+        share = sig(signals, "aicpu_time_share_pct")
+        if not hw_pid_known:
+            assert share.height == 0
+            continue
+        dev = sum(e["dur"] for e in complete if str(e["pid"]) == str(HW) and e["ph"] == "X")
+        ai = sum(e["dur"] for e in complete if str(e["pid"]) == str(HW) and e["ph"] == "X"
+                 and ("AiCpu" in e["name"] or (e.get("args") or {}).get("Task Type") == "AI_CPU")
+                 and not e["name"].endswith("Aicpu"))
+        assert share["value"][0] == pytest.approx(100 * ai / dev)
+
+
+def test_trace_view_cut_right_after_an_event_is_truncated_not_lost():
+    events = _trace_events()
+    text = json.dumps(events)[:-1]  # the closing bracket is missing: every event is whole
+    for records, signals in (parse(text, PT + "trace_view.json"), _stream(text)):
+        assert sig(signals, "aicpu_time_share_pct")["value"][0] == pytest.approx(TRACE_SHARE)
+        assert any(f"{len(events)} events before the cut" in m for m in records["message"].to_list())
+
+
+def test_unreadable_trace_event_is_reported_and_skipped():
+    events = _trace_events()
+    lines = ["["] + [json.dumps(e) + "," for e in events[:-1]] + [json.dumps(events[-1]), "]"]
+    assert events[5]["ph"] == "s"  # a flow event (no device time) becomes a line that is not JSON:
+    lines[6] = '{"name": "broken", "ph": "X", "pid": 800, "dur": 1e9, "args": {"Task Type": "AI_CPU",'
+    text = "\n".join(lines) + "\n"
+    for records, signals in (parse(text, PT + "trace_view.json"), _stream(text), _stream(text, block_bytes=200)):
+        notes = records.filter(pl.col("message").str.starts_with("profiler: "))["message"].to_list()
+        assert notes == ["profiler: 1 trace event line(s) could not be read, first at line 7"]
+        assert sig(signals, "aicpu_time_share_pct")["value"][0] == pytest.approx(TRACE_SHARE)
+
+
+@pytest.mark.parametrize("text", ["", "   \n", "{}", '{"traceEvents": []}', "[]", "[1, 2, \"x\"]", "not json", "\x00\x01"])
+def test_odd_trace_view_files_do_not_raise(text):
+    for records, signals in (parse(text, PT + "trace_view.json"), _stream(text)):
+        assert sig(signals, "aicpu_time_share_pct").height == 0
+
+
+def _write_big_trace(path, mb: int) -> int:
+    """A one-line trace of about ``mb`` MB (the generator's events, repeated): one AI CPU launch per 103 events."""
+    unit = [{"name": f"aclnnKernel{k}_K{k}AiCore_K{k}", "pid": HW, "tid": 2, "ts": f"{1751872031000000 + k:.3f}",
+             "dur": 10.0, "args": {"Model Id": 4294967295, "Task Type": "AI_CORE", "Stream Id": 2, "Task Id": k},
+             "ph": "X"} for k in range(102)]
+    unit.append({"name": "aclnnNonzero_NonZeroAiCpu_NonZero", "pid": HW, "tid": 2, "ts": "1751872031000200.000",
+                 "dur": 40.0, "args": {"Task Type": "AI_CPU"}, "ph": "X"})
+    chunk = ", ".join(json.dumps(e) for e in unit).encode()
+    head = json.dumps({"ph": "M", "name": "process_name", "pid": HW, "tid": 0, "args": {"name": "Ascend Hardware"}})
+    reps = max(1, mb * 1024 * 1024 // (len(chunk) + 2))
+    with open(path, "wb") as out:
+        out.write(b"[" + head.encode())
+        block = (b", " + chunk) * 64
+        for _ in range(reps // 64):
+            out.write(block)
+        out.write((b", " + chunk) * (reps % 64) + b"]")
+    return reps
+
+
+@pytest.mark.slow
+def test_large_trace_view_is_read_in_bounded_memory(tmp_path):
+    path = tmp_path / "x_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
+    path.parent.mkdir(parents=True)
+    reps = _write_big_trace(path, 200)
+    script = (
+        "import json, resource, sys\n"
+        "from diagnose.parsers import profiling\n"
+        "from diagnose.parsers.common import FileContext\n"
+        "ctx = FileContext(path=sys.argv[1], node=None, kind='profiler', mtime=None)\n"
+        "with open(sys.argv[1], 'rb') as f:\n"
+        "    records, signals = profiling.parse_stream(f, ctx)\n"
+        "print(json.dumps({'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,\n"
+        "                  'share': signals['value'][0], 'text': signals['text'][0], 'records': records.height}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout)
+    assert path.stat().st_size > 190 * 1024 * 1024
+    assert got["rss_mb"] < 250, got  # the file is 200 MB: memory does not grow with it (about 140 MB here)
+    assert got["share"] == pytest.approx(100 * 40 / (102 * 10 + 40))
+    assert f"{reps} launches" in got["text"] and got["records"] == 1

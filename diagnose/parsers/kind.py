@@ -49,6 +49,10 @@ class SourceKind:
     bundle_pass: BundlePass | None = None  # (signals, series) -> signals, once over the whole bundle
     panels: tuple[Panel, ...] = ()
     sniff_rank: int = 100  # order among kinds: on a tie in sniffing, the lower rank wins
+    # Files of the kind that are read from their stream in bounded memory, never whole (a multi-GB trace):
+    # ``streams(name)`` says which; ``parse_stream(binary stream, ctx, text info)`` parses one.
+    streams: Callable[[str], bool] | None = None
+    parse_stream: Callable[..., tuple[pl.DataFrame, pl.DataFrame]] | None = None
 
 
 def head_only(pattern: str) -> str:

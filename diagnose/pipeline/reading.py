@@ -246,11 +246,18 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
     next_line = 1
     small: pl.Series | None = None
     whole: tuple[pl.Series, bytes | None] | None = None
+    streamed = None
     try:
         with src.open() as stream:
             kind = settings.kind or registry.sniff(src.rel or src.path, head_lines(peek_head(stream)))
             ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=mtime_of(src.mtime))
-            if not registry.line_oriented(kind):  # tables and JSON are parsed whole
+            source = registry.get(kind)
+            if source.streams is not None and source.streams(src.rel or src.path):
+                # Read from the stream in bounded memory (a multi-GB one-line trace), never whole.
+                records, signals = source.parse_stream(stream, ctx, info)
+                kept, series = split(signals, filters)
+                streamed = (records, empty_stamps(), kept, series, int((~records["parsed"]).sum()))
+            elif not source.line_oriented:  # tables and JSON are parsed whole
                 whole = read_table(stream, info, src.size)
             else:
                 for lines in iter_line_chunks(stream, info):
@@ -275,7 +282,9 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
             batch.add(kind, src, small, info)
             return None
         whole = (small, None)
-    if whole is not None or not parts:
+    if streamed is not None:
+        parts = [streamed]
+    elif whole is not None or not parts:
         lines, data = whole or (pl.Series("text", [], dtype=pl.String), None)
         if lines.len():
             records, signals = parse_chunk(raw_lines_frame(lines, 1), replace(ctx, data=data), errors)
