@@ -19,6 +19,15 @@ class Match:
     hits: pl.DataFrame  # HIT_COLUMNS; first rows are the best evidence
     count: int
     facts: dict[str, Any] = field(default_factory=dict)
+    overrides: dict[str, Any] = field(default_factory=dict)  # what the finding takes instead of the rule's (severity)
+
+
+# A short excerpt: an engine with at most this many samples of a signal in a file (a pasted handful of metric
+# lines, not hours of a log). A rule that needs a sustained run (samples, sustained, rising) fires on such an
+# excerpt when every sample of it is beyond the threshold: at its own severity from SHORT_MIN samples on, at
+# `info` on fewer; when only its last samples are beyond, at `info`. The summary says on how many it rests.
+EXCERPT_MAX = 20
+SHORT_MIN = 3
 
 
 def match_pattern(m: PatternMatch, records: pl.DataFrame, signals: pl.DataFrame, sources,
@@ -79,7 +88,9 @@ def match_threshold(m: ThresholdMatch, records: pl.DataFrame, signals: pl.DataFr
         also_names.append((f"_a{i}", extra.signal))
     group = ["file", "node", "engine"]
     frame = frame.sort(group + ["line"], nulls_last=True).with_columns(
-        _run=(pl.col("_ok") != pl.col("_ok").shift(1)).fill_null(True).cast(pl.Int32).cum_sum().over(group)
+        _run=(pl.col("_ok") != pl.col("_ok").shift(1)).fill_null(True).cast(pl.Int32).cum_sum().over(group),
+        _total=pl.len().over(group),
+        _end=pl.col("line").max().over(group),
     )
     rising = m.rising
     rising_col = next((c for c, s in also_names if s == rising), None)
@@ -93,17 +104,31 @@ def match_threshold(m: ThresholdMatch, records: pl.DataFrame, signals: pl.DataFr
         pl.col("line").last().alias("last_line"),
         pl.col("line").get(pl.col("value").arg_max()).alias("peak_line_max"),
         pl.col("line").get(pl.col("value").arg_min()).alias("peak_line_min"),
+        pl.col("_total").first().alias("total"),
+        pl.col("_end").first().alias("group_end"),
     ]
     for col, name in also_names:
         aggs += [pl.col(col).first().alias(f"{name}_first"), pl.col(col).max().alias(f"{name}_max"),
                  pl.col(col).last().alias(f"{name}_last")]
-    runs = frame.filter(pl.col("_ok")).group_by(group + ["_run"], maintain_order=True).agg(aggs)
-    runs = runs.filter(pl.col("n") >= m.samples)
+    candidates = frame.filter(pl.col("_ok")).group_by(group + ["_run"], maintain_order=True).agg(aggs)
+    runs = candidates.filter(pl.col("n") >= m.samples)
     if m.sustained_s is not None:
         need = timedelta(seconds=m.sustained_s)
         runs = runs.filter((pl.col("end") - pl.col("start")) >= need)
     if rising_col:
         runs = runs.filter(pl.col(f"{rising}_max") > pl.col(f"{rising}_first"))
+    excerpt = None
+    demanding = m.samples > 1 or m.sustained_s is not None or rising_col is not None
+    weak = False
+    if runs.height == 0 and demanding:
+        # A short excerpt (see EXCERPT_MAX): all of its samples beyond the threshold; failing that, the run
+        # it ends with (a paste ends where the trouble is; a blip it recovered from is not one).
+        short = candidates.filter(pl.col("total") <= EXCERPT_MAX)
+        runs = short.filter(pl.col("n") == pl.col("total"))
+        if runs.height == 0:
+            runs, weak = short.filter(pl.col("last_line") == pl.col("group_end")), True
+        if runs.height:
+            excerpt = int(runs["n"].max())
     if runs.height == 0:
         return None
     above = m.above is not None
@@ -131,7 +156,12 @@ def match_threshold(m: ThresholdMatch, records: pl.DataFrame, signals: pl.DataFr
         facts[f"{name}_last"] = worst[f"{name}_last"]
     span = all_samples.select(pl.col("ts").min().alias("a"), pl.col("ts").max().alias("b")).row(0)
     hits = hits.with_columns(_first=pl.lit(span[0], pl.Datetime("us")), _last=pl.lit(span[1], pl.Datetime("us")))
-    return Match(hits, all_samples.height, facts)
+    overrides: dict[str, Any] = {}
+    if excerpt is not None:
+        facts["excerpt_samples"] = excerpt
+        if weak or excerpt < SHORT_MIN:
+            overrides["severity"] = "info"
+    return Match(hits, all_samples.height, facts, overrides)
 
 
 def _cond_on(col: str, sel: Selector) -> pl.Expr:

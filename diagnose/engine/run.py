@@ -135,7 +135,7 @@ def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, si
         category=over.get("category", rule.category),
         severity=over.get("severity", rule.severity),
         title=over.get("title", rule.text("title", lang)),
-        summary=render(template, facts),
+        summary=render(template, facts) + _excerpt_note(facts, lang),
         count=match.count,
         first_seen=first,
         last_seen=last,
@@ -148,6 +148,16 @@ def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, si
         facts={k: v for k, v in facts.items() if isinstance(v, (str, int, float)) or v is None},
         generic=over.get("generic", False),
     )
+
+
+def _excerpt_note(facts: dict[str, Any], lang: str) -> str:
+    """On a short excerpt (engine/kinds.py EXCERPT_MAX) the finding says on how many samples it rests."""
+    n = facts.get("excerpt_samples")
+    if n is None:
+        return ""
+    if lang == "zh":
+        return f"（依据：一段短日志中的全部 {n} 个样本）"
+    return f" (from all {n} sample{'s' if n != 1 else ''} of a short excerpt)"
 
 
 def signal_facts(rule: Rule, hits: pl.DataFrame, signals: pl.DataFrame | None) -> dict[str, Any]:
