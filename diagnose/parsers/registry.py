@@ -96,6 +96,7 @@ def signal_docs() -> dict[str, str]:
 _SAMPLE_LINES = 200
 _SNIFF_CHARS = 4096
 _ANSI = re.compile(f"{ANSI}|{BARE_SGR}")
+_QUOTED = re.compile(r"^\s{0,3}(?:>[ \t]?)+")
 
 
 def _sniffers() -> dict[str, re.Pattern]:
@@ -126,6 +127,7 @@ def sniff(name: str, lines: list[str]) -> str:
     # A head is at the start of a line: long lines are sniffed by their first characters only.
     sample = [ln[:_SNIFF_CHARS] for ln in lines[:_SAMPLE_LINES]]
     sample = [_ANSI.sub("", ln) if "\x1b" in ln or "m" in ln[:40] else ln for ln in sample]
+    sample = [_QUOTED.sub("", ln) if ln[:4].lstrip().startswith(">") else ln for ln in sample]  # a quoted paste
     scores = {kind: sum(1 for ln in sample if pat.search(ln)) for kind, pat in _CONTENT.items()}
     best = max(scores.values(), default=0)
     named = [k for k, pat in _NAMES.items() if pat.search(base)]

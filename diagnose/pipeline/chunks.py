@@ -15,6 +15,7 @@ from diagnose.engine.filters import RuleFilters
 from diagnose.model import RECORD_SCHEMA, compact_strings
 from diagnose.parsers import generic, registry
 from diagnose.parsers.common import FileContext, clean_lines, raw_lines_frame
+from diagnose.pipeline.repair import repair
 from diagnose.series import empty_series
 from diagnose.series import split as split_series
 
@@ -58,7 +59,7 @@ def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame
 def parse_chunk(frame: pl.DataFrame, ctx: FileContext, errors: list[str]):
     # Tables, JSON and tool output carry no colour codes, and the reader already cut every line end.
     if registry.line_oriented(ctx.kind):
-        frame = clean_lines(frame)
+        frame = repair(clean_lines(frame))
     try:
         return registry.parser_for(ctx.kind)(frame, ctx)
     except Exception as exc:  # a parser bug must not lose the file: keep it as raw lines and say so

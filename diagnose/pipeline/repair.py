@@ -1,0 +1,90 @@
+"""Pasted text repaired before it is parsed (log kinds only; tables and tool output are left as they are).
+
+What a paste into an issue, a chat or a terminal does to a log, and what is undone here, per chunk of lines:
+
+- **quote markers**: when most non-blank lines start with ``>`` (a quoted reply, ``> > `` nested), the
+  markers are removed;
+- **code fences**: a line that is only ````` ``` ````` (or ````` ```log `````) becomes empty;
+- **fixed-width wraps**: a terminal or a mail client cut every long line at the same width W, the rest on
+  the next line. Detected from the chunk itself: at least three lines of exactly W characters (W ≥ 60) and
+  none longer. A line of W characters followed by one that does not start a line of its own (no log head,
+  no stamp, no traceback grammar) is joined with it: the first line holds the whole text, the continuation
+  stays a record with empty text (nothing is dropped; line numbers stay those of the file);
+- **blank lines between every line** (double-spaced pastes) are skipped when looking for continuations.
+
+Cut lines need nothing: parsers read field by field, so a metric line cut before its last fields still
+gives the fields it has.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from diagnose.parsers import registry
+
+QUOTE = r"^\s{0,3}>"
+QUOTE_MARKERS = r"^\s{0,3}(?:>[ \t]?)+"
+FENCE = r"^\s*```[\w+-]*\s*$"
+MIN_WRAP = 60
+MIN_WRAPPED = 3
+
+# A line that starts a line of its own, so it is not the rest of the line above.
+_STARTS = (
+    r"^\d{4}-\d\d-\d\d|^\[?\d{4}-\d\d-\d\d|^[\w.-]+\s+\|\s|^\(|^\[|^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|WARN)\b"
+    r"|^Traceback \(|^\s*File \"|^\s+\^|^[A-Za-z_][\w.]*(?:Error|Exception)\b|^[|+]"
+)
+
+
+def _line_starts() -> str:
+    heads = [registry.well_formed(k.name) for k in registry.KINDS if k.line_oriented]
+    return "|".join(f"(?:{h})" for h in heads if h) + "|" + _STARTS
+
+
+def repair(frame: pl.DataFrame) -> pl.DataFrame:
+    """The lines frame (``line``, ``text``) with pastes repaired; same rows, same line numbers."""
+    if frame.height == 0:
+        return frame
+    text = pl.col("text")
+    marks = frame.select(
+        quoted=text.str.contains(QUOTE).sum(),
+        nonblank=(text.str.strip_chars().str.len_bytes() > 0).sum(),
+        fence=text.str.contains(FENCE).any(),
+    ).row(0, named=True)
+    if marks["nonblank"] and marks["quoted"] * 2 >= marks["nonblank"]:
+        frame = frame.with_columns(text.str.replace(QUOTE_MARKERS, ""))
+    if marks["fence"]:
+        frame = frame.with_columns(pl.when(text.str.contains(FENCE)).then(pl.lit("")).otherwise(text).alias("text"))
+    return _join_wraps(frame)
+
+
+def _join_wraps(frame: pl.DataFrame) -> pl.DataFrame:
+    lengths = frame.select(n=pl.col("text").str.len_chars())["n"]
+    longest = lengths.max() or 0
+    if longest < MIN_WRAP or (lengths == longest).sum() < MIN_WRAPPED:
+        return frame
+    width = longest  # no line is longer than the width a wrap cut at
+    rows = frame.with_row_index("_i").filter(pl.col("text").str.strip_chars().str.len_bytes() > 0)
+    starts = _line_starts()
+    rows = rows.with_columns(_len=pl.col("text").str.len_chars(), _own=pl.col("text").str.contains(starts))
+    cont = (pl.col("_len").shift(1) == width) & ~pl.col("_own")
+    rows = rows.with_columns(_cont=cont.fill_null(False))
+    if rows["_cont"].sum() < 1 or rows.filter(pl.col("_len") == width)["_cont"].len() == 0:
+        return frame
+    # Most lines of exactly the width must be followed by a continuation, or it is a file of equal lines.
+    full = rows.with_columns(_next=pl.col("_cont").shift(-1).fill_null(False)).filter(pl.col("_len") == width)
+    if full["_next"].sum() * 10 < full.height * 3:
+        return frame
+    rows = rows.with_columns(_group=(~pl.col("_cont")).cast(pl.Int32).cum_sum())
+    joined = rows.group_by("_group", maintain_order=True).agg(
+        pl.col("_i").first().alias("_i"), pl.col("text").str.join("").alias("_joined"), pl.len().alias("_n"))
+    joined = joined.filter(pl.col("_n") > 1)
+    if joined.height == 0:
+        return frame
+    continuation = rows.filter(pl.col("_cont")).select("_i", _blank=pl.lit(True))
+    out = (frame.with_row_index("_i")
+           .join(joined.select("_i", "_joined"), on="_i", how="left")
+           .join(continuation, on="_i", how="left")
+           .with_columns(text=pl.when(pl.col("_joined").is_not_null()).then(pl.col("_joined"))
+                         .when(pl.col("_blank").fill_null(False)).then(pl.lit("")).otherwise(pl.col("text")))
+           .drop("_i", "_joined", "_blank"))
+    return out
