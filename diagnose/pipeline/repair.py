@@ -14,6 +14,12 @@ What a paste into an issue, a chat or a terminal does to a log, and what is undo
 
 Cut lines need nothing: parsers read field by field, so a metric line cut before its last fields still
 gives the fields it has.
+
+**Logged requests are masked**: with request logging on, vLLM prints every prompt (`Received request ...:
+prompt: '...', params: ..., prompt_token_ids: [...]`), and request bodies appear in dumps (`"messages": [{"role":
+"user", "content": "..."}]`). Users ask the model about errors, so a prompt may read `NPU out of memory`: the
+text of prompts, messages and token ids is replaced by `<masked>` before any rule or parser reads the line (and
+no report quotes it). The rest of the line (request ids, sampling parameters) stays, so counts still work.
 """
 
 from __future__ import annotations
@@ -25,6 +31,16 @@ from diagnose.parsers import registry
 QUOTE = r"^\s{0,3}>"
 QUOTE_MARKERS = r"^\s{0,3}(?:>[ \t]?)+"
 FENCE = r"^\s*```[\w+-]*\s*$"
+# Only lines with one of these literals can hold a logged request's text.
+REQUEST_HINT = r"prompt|content|messages"
+MASKS = [
+    (r"(prompt: )'(?:[^'\\]|\\.)*'?", "${1}<masked>"),
+    (r'(prompt: )"(?:[^"\\]|\\.)*"?', "${1}<masked>"),
+    (r"(prompt_token_ids: )\[[^\]]*\]?", "${1}[<masked>]"),
+    (r'("(?:content|prompt|text|input)"\s*:\s*)"(?:[^"\\]|\\.)*"?', '${1}"<masked>"'),
+    (r"('(?:content|prompt|text|input)'\s*:\s*)'(?:[^'\\]|\\.)*'?", "${1}'<masked>'"),
+]
+
 MIN_WRAP = 60
 MIN_WRAPPED = 3
 
@@ -54,7 +70,18 @@ def repair(frame: pl.DataFrame) -> pl.DataFrame:
         frame = frame.with_columns(text.str.replace(QUOTE_MARKERS, ""))
     if marks["fence"]:
         frame = frame.with_columns(pl.when(text.str.contains(FENCE)).then(pl.lit("")).otherwise(text).alias("text"))
-    return _join_wraps(frame)
+    return mask_requests(_join_wraps(frame))
+
+
+def mask_requests(frame: pl.DataFrame) -> pl.DataFrame:
+    """Prompts, chat messages and token ids of logged requests replaced by ``<masked>`` (see the docstring)."""
+    text = pl.col("text")
+    if not frame.select(text.str.contains(REQUEST_HINT).any()).item():
+        return frame
+    masked = text
+    for pattern, repl in MASKS:
+        masked = masked.str.replace_all(pattern, repl)
+    return frame.with_columns(pl.when(text.str.contains(REQUEST_HINT)).then(masked).otherwise(text).alias("text"))
 
 
 def _join_wraps(frame: pl.DataFrame) -> pl.DataFrame:
