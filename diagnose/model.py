@@ -241,6 +241,8 @@ class Report:
     unrecognised: list[dict[str, Any]] = field(default_factory=list)
     unrecognised_more: int = 0
     unrecognised_new: int | None = None
+    # the one-line verdict (diagnose/verdict.py): kind, text, and where it points
+    verdict: dict[str, Any] = field(default_factory=dict)
 
     @property
     def incomplete(self) -> bool:
@@ -256,6 +258,8 @@ class Report:
             "errors": list(self.errors),
             "findings": [f.to_dict() for f in self.findings],
         }
+        if self.verdict:
+            out["verdict"] = dict(self.verdict)
         if self.comparisons:
             out["comparisons"] = [dict(c) for c in self.comparisons]
         out["unrecognised"] = [dict(u) for u in self.unrecognised]

@@ -62,4 +62,9 @@ def exit_code(report, fail_on: str, exit_zero: bool) -> int:
     if exit_zero:
         return EXIT_CLEAN
     floor = SEVERITY_RANK[fail_on]
-    return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= floor for f in report.findings) else EXIT_CLEAN
+    if any(SEVERITY_RANK[f.severity] >= floor for f in report.findings):
+        return EXIT_FINDINGS
+    # Errors that no rule explains are not a clean run: they fail the run from --fail-on error down.
+    if (report.verdict or {}).get("kind") == "no-known-cause" and floor <= SEVERITY_RANK["error"]:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN

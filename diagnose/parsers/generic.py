@@ -10,7 +10,7 @@ from diagnose.parsers.cann import block_signals
 from diagnose.parsers.common import FileContext, code_expr, full_date_expr, group_events
 from diagnose.parsers.kind import SourceKind
 from diagnose.parsers.traceback import SIGNALS as TRACEBACK_SIGNALS
-from diagnose.parsers.traceback import exception_signals
+from diagnose.parsers.traceback import EXCEPTION, exception_signals
 
 KIND = "unknown"
 
@@ -26,7 +26,9 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
         source=pl.lit(ctx.kind),
         node=pl.lit(ctx.node, pl.String),
         message=pl.col("text"),
-        level=level.replace(_LEVELS),
+        # An exception line is an error, whatever wrapper lost the level.
+        level=pl.coalesce(level.replace(_LEVELS),
+                          pl.when(pl.col("text").str.contains(EXCEPTION)).then(pl.lit("ERROR"))),
         ts=ts,
         year_known=ts.is_not_null(),
         code=code_expr("text"),

@@ -204,7 +204,10 @@ def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings
         _guarded(stage, run, run.parsed.errors if where == "parsed" else run.errors)
     unrecognised, more, new = run.unrecognised
     p = run.parsed
+    from diagnose.verdict import verdict
+
     return Report(
+        verdict=verdict(run.findings, unrecognised, settings.lang),
         unrecognised=unrecognised,
         unrecognised_more=more,
         unrecognised_new=new,

@@ -103,9 +103,11 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
     add(head + ("。" if lang == "zh" else ".") + "\n\n")
     if report.incomplete:
         add("> [!WARNING]\n> " + lab["incomplete"].format(n=len(report.errors)) + "\n\n")
+    if report.verdict and report.verdict.get("kind") != "clean":
+        add("**" + escape(report.verdict["text"]) + "**\n\n")
 
     if not findings:
-        add(lab["none"] + "\n\n")
+        add((escape(report.verdict["text"]) if report.verdict.get("kind") == "clean" else lab["none"]) + "\n\n")
     else:
         add(lab["cols"] + "\n|---:|---|---|---|---:|---|---|\n")
         shown_rows = 0

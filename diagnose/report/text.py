@@ -49,11 +49,14 @@ def render(report: Report, color: bool = False, width: int = 110, lang: str = "e
     )
     lab = _LABELS.get(lang, _LABELS["en"])
     console.print(_header(report, lab))
+    if report.verdict:
+        style = {"root-cause": "bold", "no-known-cause": "bold yellow", "clean": "green"}.get(report.verdict["kind"], "")
+        console.print(Text(clean(report.verdict["text"]), style=style))
     if report.findings:
         console.print(_summary_table(report.findings, lab))
         for i, finding in enumerate(report.findings, 1):
             console.print(_panel(i, finding, lab))
-    else:
+    elif not report.verdict:
         console.print(Text(lab["none"], style="green"))
     if getattr(report, "unrecognised", None):  # errors no rule explains (diagnose/signatures.py)
         console.print(_unrecognised(report, lang))
