@@ -95,8 +95,11 @@ def test_lang_zh_gives_chinese_title_summary_and_remediation(rule):
     findings, errors = evaluate(rule, fixture.log, fixture.path, fixture.kind, lang="zh")
     assert findings and not errors
     f = findings[0]
-    assert f.title == rule.title["zh"]
-    assert f.remediation == rule.remediation["zh"].strip()
+    if rule.match.kind == "code":  # the title and next step of an error code come from its table, in Chinese
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in f.title + f.remediation), (f.title, f.remediation)
+    else:
+        assert f.title == rule.title["zh"]
+        assert f.remediation == rule.remediation["zh"].strip()
     assert any("\u4e00" <= ch <= "\u9fff" for ch in f.summary), f.summary
 
 

@@ -96,10 +96,14 @@ def test_threshold_sustained_duration():
         f"Avg generation throughput: 1.0 tokens/s, Running: 1 reqs, Waiting: 2 reqs, GPU KV cache usage: 99.0%, Prefix cache hit rate: 0.0%"
         for s in (0, 10, 20)
     ]
+    calm = [ln.replace("99.0%", "40.0%").replace("10:00:", "09:59:") for ln in lines] * 8  # a long log, then 3 high
     short = make({"kind": "threshold", "signal": "kv_cache_usage_pct", "above": 95, "sustained": "60s"})
-    assert evaluate(short, "\n".join(lines), "x.log", "vllm")[0] == []
+    assert evaluate(short, "\n".join(calm + lines), "x.log", "vllm")[0] == []
     ok = make({"kind": "threshold", "signal": "kv_cache_usage_pct", "above": 95, "sustained": "20s"})
-    assert evaluate(ok, "\n".join(lines), "x.log", "vllm")[0][0].facts["samples"] == 3
+    assert evaluate(ok, "\n".join(calm + lines), "x.log", "vllm")[0][0].facts["samples"] == 3
+    # The same three lines alone are a short excerpt: every sample of it is beyond, so 60 s is not asked for.
+    excerpt = evaluate(short, "\n".join(lines), "x.log", "vllm")[0]
+    assert excerpt and "from all 3 samples of a short excerpt" in excerpt[0].summary
 
 
 def test_absence_fires_only_without_the_companion():
@@ -159,7 +163,8 @@ def test_rules_run_together_fire_exactly_as_they_do_alone():
     rules = [
         make({"kind": "pattern", "regex": "boom"}, id="USR001"),
         make({"kind": "pattern", "regex": "fine", "level": "ERROR"}, id="USR002"),
-        make({"kind": "pattern", "regex": "boom"}, id="USR003", sources=["plog"]),
+        make({"kind": "pattern", "regex": "boom"}, id="USR003", sources=["plog"]),  # text-first: reads every kind
+        make({"kind": "pattern", "regex": "boom", "level": "ERROR"}, id="USR007", sources=["plog"]),  # a level: plog only
         make({"kind": "pattern", "regex": "nowhere"}, id="USR004"),
         make({"kind": "pattern", "regex": "fine", "not_regex": "fi"}, id="USR005"),
         make({"kind": "pattern", "regex": "fine", "field": "text", "level": ["INFO"]}, id="USR006"),
@@ -171,4 +176,4 @@ def test_rules_run_together_fire_exactly_as_they_do_alone():
 
     parsed = read([_source("x.log", log)], Settings(kind="vllm"), RuleFilters())
     together, errors = run_rules(rules, parsed.records, parsed.signals)
-    assert alone == ["USR001", "USR006"] and [f.rule_id for f in together] == alone and not errors
+    assert alone == ["USR001", "USR003", "USR006"] and [f.rule_id for f in together] == alone and not errors
