@@ -43,7 +43,20 @@ def rules_list(rule_dirs, category, lang, fmt):
         for row in rows:
             click.echo(f"{row['id']:<8} {row['category']:<14} {row['severity']:<9} {row['title']}")
         click.echo(f"{len(rows)} rules")
+        tables = _code_tables(lang)
+        if tables:
+            click.echo("error-code tables (rules/codes/, read by the code rules): " + "; ".join(tables))
     sys.exit(EXIT_USAGE if errors else EXIT_CLEAN)
+
+
+def _code_tables(lang: str) -> list[str]:
+    from diagnose.engine.codes import families
+
+    try:
+        fams = families()
+    except Exception as exc:  # noqa: BLE001 - a broken table is reported, the listing stands
+        return [f"cannot read: {exc}"]
+    return [f"{name} {len(f.classes)} classes, {len(f.codes)} codes" for name, f in sorted(fams.items())]
 
 
 @rules_group.command("show")

@@ -9,6 +9,8 @@ regex (``RuleFilters.select``). Everything else is counted but not kept.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import polars as pl
 
 from diagnose.engine.filters import RuleFilters
@@ -58,13 +60,49 @@ def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame
 
 def parse_chunk(frame: pl.DataFrame, ctx: FileContext, errors: list[str]):
     # Tables, JSON and tool output carry no colour codes, and the reader already cut every line end.
-    if registry.line_oriented(ctx.kind):
+    line_kind = registry.line_oriented(ctx.kind)
+    if line_kind:
         frame = repair(clean_lines(frame))
     try:
-        return registry.parser_for(ctx.kind)(frame, ctx)
+        records, signals = registry.parser_for(ctx.kind)(frame, ctx)
     except Exception as exc:  # a parser bug must not lose the file: keep it as raw lines and say so
         errors.append(f"parser {ctx.kind} failed on {ctx.path}: {type(exc).__name__}: {exc}")
         return generic.parse(frame, ctx)
+    if line_kind:
+        records, signals = _other_families(frame, records, signals, ctx, errors)
+    return records, signals
+
+
+def _other_families(frame: pl.DataFrame, records: pl.DataFrame, signals: pl.DataFrame, ctx: FileContext,
+                    errors: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Lines a file's own parser kept raw that are well-formed lines of another log kind (a plog line in a vLLM
+    log, ATB lines in a MindIE daemon stream, vLLM records in a text of no known kind) are read by that kind's
+    parser: they get their level, stamp, process and signals. The file's kind stays; the record's ``source``
+    is the line's family."""
+    raw = records.filter(~pl.col("parsed")).select("line")
+    if raw.height == 0:
+        return records, signals
+    lines = frame.join(raw, on="line", how="semi")
+    for other in registry.KINDS:
+        if other.name == ctx.kind or not other.line_oriented or not other.line_heads:
+            continue
+        mine = lines.filter(pl.col("text").str.contains(registry.well_formed(other.name)))
+        if mine.height == 0:
+            continue
+        try:
+            theirs, their_signals = other.parse(mine, replace(ctx, kind=other.name))
+        except Exception as exc:  # noqa: BLE001 - those lines stay raw records of the file's kind
+            errors.append(f"parser {other.name} failed on lines of {ctx.path}: {type(exc).__name__}: {exc}")
+            continue
+        theirs = theirs.filter(pl.col("parsed"))
+        if theirs.height == 0:
+            continue
+        records = pl.concat([records.join(theirs.select("line"), on="line", how="anti"), theirs],
+                            how="vertical_relaxed").sort("line")
+        signals = pl.concat([signals, their_signals.join(theirs.select("line"), on="line", how="semi")],
+                            how="vertical_relaxed")
+        lines = lines.join(theirs.select("line"), on="line", how="anti")
+    return records, signals
 
 
 def retain(records: pl.DataFrame, signals: pl.DataFrame, kept: pl.DataFrame,
