@@ -5,7 +5,8 @@ torch_npu ``ERR02200``): ``family`` (= file stem), ``title.en/.zh``, ``sources``
 with a named group ``code``, an ``example`` line it must find, a ``near_miss`` it must not); ``[[class]]``
 (``code_regex``, ``category``, ``severity``, ``meaning.en/.zh``, ``next_step.en/.zh``, ``source``), tried in
 order, first match wins, so specific classes come first and a catch-all last; ``[[code]]`` known codes (``code``,
-``name``, the class fields but ``code_regex``, and ``echo``: true when the code usually echoes a failure elsewhere).
+``name``, the class fields but ``code_regex``, ``echo``: true when the code usually echoes a failure elsewhere, and
+``generic``: true when it names only the layer that saw an error another code beside it explains).
 
 Unknown fields are errors; every error names the file and field (``rules/codes/acl.toml: code[3].category:
 'foo' is not one of ...``). Regexes compile with polars; recognisers must stay on the DFA fast path (no Unicode
@@ -28,7 +29,7 @@ from diagnose.model import CATEGORIES, SEVERITIES
 LANGS = ("en", "zh")
 _RECOGNISE = {"regex", "example", "near_miss"}
 _CLASS = {"code_regex", "category", "severity", "meaning", "next_step", "source"}
-_CODE = {"code", "name", "category", "severity", "meaning", "next_step", "source", "echo"}
+_CODE = {"code", "name", "category", "severity", "meaning", "next_step", "source", "echo", "generic"}
 _NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _SLOW = re.compile(r"(?<!\\)(?:\\\\)*\\[bBwW]")  # a Unicode \b \B \w \W (escaped backslashes excluded)
 
@@ -67,6 +68,7 @@ class KnownCode(_Entry):
     code: str = ""
     name: str = ""
     echo: bool = False
+    generic: bool = False  # names only the layer or family of an error another code beside it explains
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,10 @@ def _entry(ck: _Checker, fld: str, raw: dict, kind: type) -> Any:
         ck.err(f"{fld}.name", f"{name!r} must be lower-case words joined by '-'")
     if not isinstance(echo := raw.get("echo", False), bool):
         ck.err(f"{fld}.echo", "must be true or false")
-    return KnownCode(code=ck.text(f"{fld}.code", raw.get("code")), name=name, echo=echo is True, **data)
+    if not isinstance(generic := raw.get("generic", False), bool):
+        ck.err(f"{fld}.generic", "must be true or false")
+    return KnownCode(code=ck.text(f"{fld}.code", raw.get("code")), name=name, echo=echo is True,
+                     generic=generic is True, **data)
 
 
 def load_family(path: Path) -> CodeFamily:
@@ -202,7 +207,7 @@ def load_family(path: Path) -> CodeFamily:
                                        ck.text(f"{fld}.example", item.get("example")),
                                        ck.text(f"{fld}.near_miss", item.get("near_miss"))))
             elif key != "recognise" and ck.fields(fld, item, *((_CLASS, _CLASS) if key == "class" else
-                                                                (_CODE, _CODE - {"echo"}))):
+                                                                (_CODE, _CODE - {"echo", "generic"}))):
                 entry = _entry(ck, fld, item, CodeClass if key == "class" else KnownCode)
                 if key == "class":
                     classes.append(entry)

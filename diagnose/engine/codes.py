@@ -24,7 +24,6 @@ from diagnose.codes import CodeFamily, builtin_codes_dir, classify, load_familie
 from diagnose.engine.match import CodeMatch
 
 _CACHE: dict[str, dict[str, CodeFamily]] = {}
-_GENERIC_NAME = re.compile(r"inner|internal|unknown|generic")
 
 
 def families(folder=None) -> dict[str, CodeFamily]:
@@ -87,7 +86,7 @@ def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | N
                              pl.col("proc").alias("engine"), pl.lit(None, pl.Float64).alias("value"),
                              pl.col("message").alias("vtext"))
         meaning = entry.meaning.get(lang) or entry.meaning["en"]
-        generic = known is None or bool(_GENERIC_NAME.search(known.name))
+        generic = known is None or known.generic
         title = f"{fam.title.get(lang) or fam.title['en']} {value}: {_short(meaning)}"
         facts = {"code": value, "meaning": meaning, "family": fam.family,
                  "code_name": known.name if known else "", "listed": "yes" if known else "no"}

@@ -16,7 +16,8 @@ from diagnose.engine.select import record_condition
 from diagnose.model import Evidence, Finding
 
 MAX_EVIDENCE = 5
-_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([^{}]*))?\}")
+# `{name}`, `{name:.1f}`, and `{a|b}`: the first of the names that has a value (alternatives of one regex).
+_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\|[A-Za-z_][A-Za-z0-9_]*)*)(?::([^{}]*))?\}")
 
 
 # Reads lines back from a file: (display path, line numbers) -> {line: text}. The pipeline hands one in
@@ -166,7 +167,7 @@ def signal_facts(rule: Rule, hits: pl.DataFrame, signals: pl.DataFrame | None) -
     one in file order)."""
     if signals is None or signals.height == 0:
         return {}
-    names = {m.group(1) for lang in rule.summary for m in _FIELD.finditer(rule.summary[lang])}
+    names = {n for lang in rule.summary for m in _FIELD.finditer(rule.summary[lang]) for n in m.group(1).split("|")}
     frame = signals.filter(pl.col("signal").is_in(list(names)))
     if frame.height == 0:
         return {}
@@ -229,7 +230,7 @@ def render(template: str, facts: dict[str, Any]) -> str:
     user's template cannot reach into objects, and braces inside substituted log text stay as they are."""
 
     def one(m: re.Match) -> str:
-        value = facts.get(m.group(1))
+        value = next((facts[n] for n in m.group(1).split("|") if facts.get(n) is not None), None)
         if value is None:
             return "?"
         spec = m.group(2)

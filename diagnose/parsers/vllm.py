@@ -194,6 +194,10 @@ _SIGNAL_PATTERNS: list[tuple[str, str, float]] = [
     ("max_model_len", r"Maximum concurrency for " + _NUM + r" tokens per request", 1.0),
     ("max_concurrency", r"Maximum concurrency for [0-9,]+ tokens per request: " + _NUM + r"x", 1.0),
     ("weights_gb", r"(?:Loading model weights|Model loading) took " + _NUM + r" ?Gi?B", 1.0),
+    ("kv_padding_waste_pct", r"padding layers, may waste at most " + _NUM + r"% KV cache memory", 1.0),
+    # sglang's decode batch line (pasted beside vLLM logs often enough): accept len / rate of the drafter
+    ("spec_mean_acceptance_len", r"Decode batch\..*?accept len: " + _NUM, 1.0),
+    ("spec_acceptance_pct", r"Decode batch\..*?accept rate: " + _NUM, 100.0),
     # vllm-ascend worker: what is left for the KV cache after weights and the profiling peak (negative: none)
     ("available_kv_cache_gib", r"Available KV cache memory: (-?[0-9]+(?:\.[0-9]+)?) GiB", 1.0),
     ("available_kv_cache_gib", r"Available memory: (-?[0-9]+), total memory: [0-9]+", 1.0 / 2**30),
@@ -247,7 +251,7 @@ _TEXT_PATTERNS: list[tuple[str, str]] = [
 # Only lines holding one of these literals can carry a signal: one cheap scan rejects the rest.
 _PREFILTER = (
     r"throughput:|acceptance|Speculative metrics|KV cache size|blocks:|Maximum concurrency|weights took|"
-    r"loading took|Available KV cache memory|Available memory: |max_model_len|max_seq_len|tensor_parallel_size|speculative|quantization|max_num_seqs|max-num-seqs|"
+    r"loading took|Available KV cache memory|Available memory: |padding layers|accept len|max_model_len|max_seq_len|tensor_parallel_size|speculative|quantization|max_num_seqs|max-num-seqs|"
     r"num-speculative-tokens|LLM engine \(v|server version|Expert Hotness|Expert hotness|EPLB step"
     r"|'model'|model='|served_model_name"
     r"|[Aa]scend(?: plugin)? [Vv]ersion|torch[-_]npu|CANN(?: toolkit)? [Vv]ersion"
@@ -274,7 +278,7 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
     )
     # The periodic lines are most of the input: run each pattern only on its own family of lines.
     is_tp = pl.col("message").str.contains("Avg prompt throughput:", literal=True)
-    is_spec = pl.col("message").str.contains("acceptance|Speculative metrics")
+    is_spec = pl.col("message").str.contains("acceptance|Speculative metrics|accept len")
     families = {
         "throughput": base.filter(is_tp),
         "spec": base.filter(~is_tp & is_spec),
@@ -290,6 +294,8 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
         if family == "other":
             other.append(families[family].select(*_keys(), signal=pl.lit(name), value=number(pattern, scale),
                                                  text=pl.lit(None, pl.String)))
+        elif name in wide[family]:  # another wording of the same value (sglang's decode batch line)
+            wide[family][name] = pl.coalesce(wide[family][name], number(pattern, scale))
         else:
             wide[family][name] = number(pattern, scale)
     # V0 prints the acceptance rate as a fraction (no % sign, so the V1 pattern never matches it too).
@@ -467,6 +473,7 @@ SIGNALS: dict[str, str] = {
     "max_concurrency": "maximum concurrency at max_model_len (`Maximum concurrency for N tokens`)",
     "max_model_len": "maximum model length configured (from the concurrency line or args)",
     "weights_gb": "memory taken by model weights per rank (`Loading model weights took`)",
+    "kv_padding_waste_pct": "share of KV cache memory the allocator's padding layers may waste, % (`Add N padding layers, may waste at most X%`)",
     "available_kv_cache_gib": "memory left for the KV cache per rank, GiB (vllm-ascend `Available KV cache memory`, "
     "older `Available memory: <bytes>`); negative: the weights and the profiling peak took it all",
     "speculative_method": "speculative decoding method configured (text: mtp, deepseek_mtp, eagle, ...)",
