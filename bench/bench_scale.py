@@ -173,7 +173,11 @@ def check(report: dict, manifest: dict) -> dict:
         else:
             decoys[rule] = "quiet"
     others = sorted(set(by_rule) - set(manifest["planted"]) - set(manifest["decoys"]))
-    return {"planted": planted, "decoys": decoys, "other_findings": others,
+    first = report["findings"][0]["rule_id"] if report["findings"] else None
+    caused = {f["rule_id"]: f.get("caused_by") for f in report["findings"]}
+    root = {"first": first, "expected": gen_bundle.ROOT_CAUSE["rule"],
+            "echoes": {e: caused.get(e) for e in gen_bundle.ROOT_CAUSE["echoes"]}}
+    return {"planted": planted, "decoys": decoys, "other_findings": others, "root_cause": root,
             "all_found": all(v == "found" for v in planted.values()),
             "no_false_alarm": all(v == "quiet" for v in decoys.values())}
 
@@ -263,6 +267,9 @@ def bench_size(size: str, args) -> dict:
         result["misread_kinds"] = kinds_seen
         print("planted: " + "; ".join(f"{k} {v}" for k, v in c["planted"].items()))
         print("decoys:  " + "; ".join(f"{k} {v}" for k, v in c["decoys"].items()))
+        rc = c["root_cause"]
+        print(f"ranked first: {rc['first']} (planted cause {rc['expected']}); echoes attributed to: "
+              + ", ".join(f"{e} -> {v}" for e, v in rc["echoes"].items()))
         print(f"every planted incident found: {'yes' if c['all_found'] else 'NO'}; no planted false alarm: "
               f"{'yes' if c['no_false_alarm'] else 'NO'}; other findings: {', '.join(c['other_findings']) or '-'}")
         for rel, kind in kinds_seen.items():

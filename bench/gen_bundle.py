@@ -62,6 +62,9 @@ PLANTED = {
                "capture"},
 }
 
+# The report should rank the planted cause first and attribute the echoes to it (JSON `caused_by`).
+ROOT_CAUSE = {"rule": "DEV010", "echoes": ["COMM003", "ENG001"]}
+
 # Rule id -> nodes where the rule's text appears only inside prompts or request bodies.
 DECOYS = {
     "MEM001": ["node-0", "node-1"],
