@@ -4,8 +4,9 @@
     python bench/gen_bundle.py ROOT --size 100M [--seed 1]      (writes ROOT/bundle/ and ROOT/manifest.json)
 
 Deterministic for a (size, seed): the same bytes every time. Sizes are binary (100M = 100 MiB); the bundle comes
-out within a few percent of the size asked. Layout of ROOT/bundle (two nodes, 8 NPUs each; vLLM 0.11 + vllm-ascend, DP4 x TP4 with
-expert parallelism over 16 ranks, DP0/DP1 on node-0, DP2/DP3 on node-1, global rank = EP index):
+out within a few percent of the size asked. Layout of ROOT/bundle (two nodes, 8 NPUs each; vLLM 0.11 +
+vllm-ascend, DP4 x TP4 with expert parallelism over 16 ranks, DP0/DP1 on node-0, DP2/DP3 on node-1, global rank =
+EP index):
 
   node-N/vllm/vllm-serve-20250723.log          the serving run, request logging on (~41% of the bytes):
         `Received request chatcmpl-...: prompt: '<｜begin▁of▁sentence｜>...<｜User｜>...<｜Assistant｜><think>\\n',
@@ -19,7 +20,7 @@ expert parallelism over 16 ranks, DP0/DP1 on node-0, DP2/DP3 on node-1, global r
         worker processes (36%: 18 MB per node at 100M), log level INFO: HCCL/RUNTIME/GE/ASCENDCL/HCCP/ATRACE/
         PROFILING/TDT/DRV lines, about 3% WARNING and 2.5% ERROR noise, paths with Chinese names
   node-N/mindie/log/debug/mindie-server_<pid>_<ts>.log, mindie-llm_<pid>_<ts>.log   a MindIE trial two days
-        before (10%): every documented line variant (+08:00, +0800 with TAB, microseconds, ATB lowercase, Python
+        before (10%): the documented line variants (+08:00, +0800 with TAB, microseconds, ATB lowercase, Python
         `,mmm [file.py-NN]`), request bodies with Chinese text
   node-N/profiling/<host>_<pid>_<ts>_ascend_pt/ASCEND_PROFILER_OUTPUT/{kernel_details.csv, op_statistic.csv,
         trace_view.json (one line)}   a decode capture of one rank per node (3%)
