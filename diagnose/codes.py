@@ -9,8 +9,8 @@ order, first match wins, so specific classes come first and a catch-all last; ``
 ``generic``: true when it names only the layer that saw an error another code beside it explains).
 
 Unknown fields are errors; every error names the file and field (``rules/codes/acl.toml: code[3].category:
-'foo' is not one of ...``). Regexes compile with polars; recognisers must stay on the DFA fast path (no Unicode
-``\\b``/``\\w``: write ``(?-u:\\b)``, ``[0-9A-Za-z_]``). ``classify`` runs ``code_regex`` with Python ``re`` too,
+'foo' is not one of ...``). Regexes compile with polars; recognisers get ASCII word boundaries (``fastregex.dfa_safe``)
+so they stay on the DFA fast path on any text. ``classify`` runs ``code_regex`` with Python ``re`` too,
 so class patterns stay plain. API: ``load_families(folder)``, ``classify(family, code)``, ``find_codes(family, line)``.
 """
 
@@ -24,6 +24,7 @@ from typing import Any
 
 import polars as pl
 
+from diagnose.fastregex import dfa_safe
 from diagnose.model import CATEGORIES, SEVERITIES
 
 LANGS = ("en", "zh")
@@ -31,7 +32,6 @@ _RECOGNISE = {"regex", "example", "near_miss"}
 _CLASS = {"code_regex", "category", "severity", "meaning", "next_step", "source"}
 _CODE = {"code", "name", "category", "severity", "meaning", "next_step", "source", "echo", "generic"}
 _NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-_SLOW = re.compile(r"(?<!\\)(?:\\\\)*\\[bBwW]")  # a Unicode \b \B \w \W (escaped backslashes excluded)
 
 
 class CodeTableError(ValueError):
@@ -154,11 +154,9 @@ class _Checker:
             return self.err(fld, f"invalid regex: {(str(exc).splitlines() or [type(exc).__name__])[0]}") or ""
         if recogniser and _code_group(pattern) is None:
             self.err(fld, "needs a named group (?P<code>...)")
-        if recogniser and _SLOW.search(pattern.replace("(?-u:\\b)", "").replace("(?-u:\\B)", "")):
-            self.err(fld, "Unicode \\b/\\w leave the DFA fast path: write (?-u:\\b) or [0-9A-Za-z_]")
         if "(?i" in pattern and not pattern.isascii():
             self.err(fld, "case-insensitive pattern with non-ASCII text")
-        return pattern
+        return dfa_safe(pattern) if recogniser else pattern
 
 
 def _entry(ck: _Checker, fld: str, raw: dict, kind: type) -> Any:

@@ -26,6 +26,8 @@ from __future__ import annotations
 from typing import Any
 
 import polars as pl
+from diagnose.fastregex import dfa_safe
+
 
 TOP_N = 20
 BLOCK_GAP_S = 2  # consecutive error lines of one file and process at most this far apart are one block
@@ -71,7 +73,7 @@ TOKEN_PATTERNS = {
     "<N>": r"[-+]?\d[\d.]*",
 }
 
-_EXCEPTION_LINE = r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b(?::|$)"
+_EXCEPTION_LINE = dfa_safe(r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b(?::|$)")
 _BODY_LINE = r"^\s*(?:Traceback \(most recent call last\)|File \"|\^+\s*$|During handling|The above exception)"
 _LEVELS = ["WARNING", "ERROR", "CRITICAL"]
 _KEYS = {"file": pl.String, "event": pl.UInt32}
@@ -80,6 +82,7 @@ _KEYS = {"file": pl.String, "event": pl.UInt32}
 def mask(expr: pl.Expr) -> pl.Expr:
     """The signature of a message column: variable parts masked, whitespace squeezed."""
     for _, pattern, repl in MASKS:
+        pattern = dfa_safe(pattern)
         expr = expr.str.replace_all(pattern, repl)
     return expr.str.replace_all(r"\s+", " ").str.strip_chars()
 

@@ -104,12 +104,51 @@ def rules_test(dirs, no_builtin_rules):
         mark = "PASS" if res.ok else "FAIL"
         click.echo(f"{mark}  {res.rule_id:<8} {res.name:<44} {res.detail}")
         failed += not res.ok
+    for line in _slow_pattern_warnings(rules):
+        click.echo(line)
     passed = len(results) - failed
     untested = [r.id for r in rules if not any(t.fires for t in r.tests) or all(t.fires for t in r.tests)]
     if untested:
         click.echo(f"rules without both a firing and a quiet fixture: {', '.join(untested)}")
     click.echo(f"{passed} passed, {failed} failed")
     sys.exit(EXIT_FINDINGS if failed or errors or untested else EXIT_CLEAN)
+
+
+def _slow_pattern_warnings(rules) -> list[str]:
+    """Warnings for patterns that the ASCII boundary rewrite cannot keep equal, or that run far slower on
+    non-ASCII text than on ASCII text (a probe over request-log lines with Chinese prompts)."""
+    from diagnose.fastregex import probe, slow_constructs
+
+    out = []
+    for rule in rules:
+        for name, pattern in sorted(set(_written_patterns(rule.match.raw))):
+            notes = slow_constructs(pattern)
+            cjk, ascii_only = probe(pattern)
+            if cjk > 0.05 and cjk > 4 * ascii_only:
+                notes.append(f"{cjk / max(ascii_only, 1e-6):.0f}x slower on non-ASCII text than on ASCII "
+                             f"({cjk * 1000:.0f} ms against {ascii_only * 1000:.0f} ms on the probe): it leaves the "
+                             "regex engine's fast path")
+            out += [f"WARN  {rule.id:<8} match.{name}: {note}" for note in notes]
+    return out
+
+
+def _written_patterns(table, prefix: str = ""):
+    """(field, pattern) of every regex field of a match table as written, nested selectors included."""
+    from diagnose.engine.match import SCHEMA, SELECTOR_FIELDS
+
+    fields = {**SELECTOR_FIELDS, **SCHEMA.get(table.get("kind", ""), {})}
+    for name, value in table.items():
+        kind = fields.get(name, ("", ""))[0]
+        if kind == "regex" and isinstance(value, str):
+            yield prefix + name, value
+        elif kind == "selector" and isinstance(value, dict):
+            yield from _written_patterns(value, f"{prefix}{name}.")
+        elif kind == "selectors" and isinstance(value, list):
+            for i, v in enumerate(value):
+                if isinstance(v, dict):
+                    yield from _written_patterns(v, f"{prefix}{name}[{i}].")
+        elif kind == "classify" and isinstance(value, dict):
+            yield from ((f"{prefix}{name}.{k}", v) for k, v in value.items() if isinstance(v, str))
 
 
 @rules_group.command("new")

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from diagnose.fastregex import dfa_safe
+
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 SCOPES = ("bundle", "node", "file")
 ACROSS = ("node", "device", "engine", "file")
@@ -245,14 +247,35 @@ def selector_from(table: dict[str, Any]) -> Selector:
     )
 
 
-def match_from(table: dict[str, Any], seconds) -> Match:
-    """A typed match from a validated table; ``seconds`` turns a duration field into seconds."""
-    kind = table["kind"]
+def dfa_safe_table(table: dict[str, Any], fields: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    """``table`` with every regex field (nested selectors and classifiers too) rewritten by ``dfa_safe``, so a
+    rule's patterns, the user's included, stay on the regex engine's fast path on non-ASCII text."""
+    out = dict(table)
+    for name, (kind, _) in fields.items():
+        value = out.get(name)
+        if not value:
+            continue
+        if kind == "regex" and isinstance(value, str):
+            out[name] = dfa_safe(value)
+        elif kind == "selector" and isinstance(value, dict):
+            out[name] = dfa_safe_table(value, SELECTOR_FIELDS)
+        elif kind == "selectors" and isinstance(value, list):
+            out[name] = [dfa_safe_table(v, SELECTOR_FIELDS) if isinstance(v, dict) else v for v in value]
+        elif kind == "classify" and isinstance(value, dict):
+            out[name] = {k: dfa_safe(v) if isinstance(v, str) else v for k, v in value.items()}
+    return out
+
+
+def match_from(raw: dict[str, Any], seconds) -> Match:
+    """A typed match from a validated table; ``seconds`` turns a duration field into seconds. ``raw`` stays as
+    written (docs quote it); the typed match carries the fast-path form of every regex."""
+    kind = raw["kind"]
+    table = dfa_safe_table(raw, SCHEMA.get(kind, {}))
     sources = table.get("sources")
     sources = None if sources is None else tuple(sources)
     if kind == "pattern":
         return PatternMatch(
-            raw=table,
+            raw=raw,
             selector=selector_from({k: v for k, v in table.items() if k in SELECTOR_FIELDS}),
             min_count=int(table.get("min_count", 1)),
             window_s=seconds(table["window"], "match.window") if "window" in table else None,
@@ -261,7 +284,7 @@ def match_from(table: dict[str, Any], seconds) -> Match:
         )
     if kind == "threshold":
         return ThresholdMatch(
-            raw=table, signal=table["signal"], above=table.get("above"), below=table.get("below"),
+            raw=raw, signal=table["signal"], above=table.get("above"), below=table.get("below"),
             samples=int(table.get("samples", 1)),
             sustained_s=seconds(table["sustained"], "match.sustained") if "sustained" in table else None,
             also=tuple(selector_from(a) for a in table.get("also", [])), rising=table.get("rising"),
@@ -269,17 +292,17 @@ def match_from(table: dict[str, Any], seconds) -> Match:
         )
     if kind == "absence":
         return AbsenceMatch(
-            raw=table, when=selector_from(table["when"]), missing=selector_from(table["missing"]),
+            raw=raw, when=selector_from(table["when"]), missing=selector_from(table["missing"]),
             require=selector_from(table["require"]) if "require" in table else None,
             scope=table.get("scope", "bundle"),
         )
     if kind == "code":
-        return CodeMatch(raw=table, family=table["family"])
+        return CodeMatch(raw=raw, family=table["family"])
     if kind == "traceback":
-        return TracebackMatch(raw=table, exception=table.get("exception"), message=table.get("message"),
+        return TracebackMatch(raw=raw, exception=table.get("exception"), message=table.get("message"),
                               not_message=table.get("not_message"), frames=table.get("frames"),
                               not_frames=table.get("not_frames"), min_count=int(table.get("min_count", 1)))
     return MismatchMatch(
-        raw=table, signal=table["signal"], across=table.get("across", "node"), within=table.get("within"),
+        raw=raw, signal=table["signal"], across=table.get("across", "node"), within=table.get("within"),
         signal_sources=sources, ignore_regex=table.get("ignore_regex"),
     )

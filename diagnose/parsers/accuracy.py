@@ -19,6 +19,7 @@ import re
 
 import polars as pl
 
+from diagnose.fastregex import dfa_safe
 from diagnose.model import conform_signals, empty_signals
 from diagnose.parsers.bench_results import (
     Signals,
@@ -245,7 +246,7 @@ def config_signals(lines: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
     parts = []
     for signal, pattern in _CONFIG_NUMBERS:
         parts.append(cand.select("line", signal=pl.lit(signal), engine=pl.lit(None, pl.String),
-                                 value=pl.col("text").str.extract(pattern, 1).cast(pl.Float64, strict=False),
+                                 value=pl.col("text").str.extract(dfa_safe(pattern), 1).cast(pl.Float64, strict=False),
                                  text=pl.lit(None, pl.String)).drop_nulls("value"))
     for signal, pattern in _CONFIG_TEXTS:
         parts.append(cand.select("line", signal=pl.lit(signal), engine=pl.lit(None, pl.String),

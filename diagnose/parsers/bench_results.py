@@ -21,6 +21,7 @@ from typing import Any
 
 import polars as pl
 
+from diagnose.fastregex import dfa_safe
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.common import FileContext
 from diagnose.parsers.kind import SourceKind
@@ -360,11 +361,11 @@ def summary_signals(lines: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
     for name, signal in (("max_concurrency", "bench_max_concurrency"), ("temperature", "bench_temperature"),
                          ("max_tokens", "bench_max_tokens"), ("tensor_parallel_size", "bench_tp")):
         ns_num.append(ns.select("line", signal=pl.lit(signal),
-                                value=pl.col("text").str.extract(rf"\b{name}=([\d.]+)", 1).cast(pl.Float64, strict=False)))
+                                value=pl.col("text").str.extract(dfa_safe(rf"\b{name}=([\d.]+)"), 1).cast(pl.Float64, strict=False)))
     numeric = pl.concat([plain, metric, thr, lt, *ns_num], how="vertical_relaxed").drop_nulls("value")
     numeric = numeric.with_columns(text=pl.lit(None, pl.String))
     model = ns.select("line", signal=pl.lit("bench_model"), value=pl.lit(None, pl.Float64),
-                      text=pl.col("text").str.extract(r"\bmodel='([^']+)'", 1)).drop_nulls("text")
+                      text=pl.col("text").str.extract(dfa_safe(r"\bmodel='([^']+)'"), 1)).drop_nulls("text")
     frame = pl.concat([numeric, model], how="vertical_relaxed")
     if frame.height == 0:
         return empty_signals()

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import polars as pl
 
+from diagnose.fastregex import dfa_safe
 from diagnose.model import conform_signals, empty_signals
 from diagnose.parsers.common import code_expr
 
 # ACL / runtime result codes (507014 aicore timeout, 507010 lost heartbeat, 561000 aclnn inner, ...), only
 # where the line says it is a code: `error code is 507014`, `ret=507899`, `retCode=507014`, `ErrorNo: 1343...`.
-RUNTIME_CODE = (
+RUNTIME_CODE = dfa_safe(
     r"(?i)(?:error ?code(?: is|:|=)|ret(?:code)?\s*[=:(\[]|ret = |errcode[=:]|error=|result\s*[=:])\s*"
     r"\(?((?:10[0-9]|16[0-9]|20[0-9]|50[0-9]|56[0-9])[0-9]{3})\b"
 )

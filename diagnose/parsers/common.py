@@ -6,12 +6,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import polars as pl
+from diagnose.fastregex import dfa_safe
+
 
 # CSI colour/cursor sequences and OSC titles; vLLM colours level, time and the process prefix.
 ANSI = r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"
 
 # Error codes that CANN, torch_npu, HCCL and MindIE print, most specific first.
-CODE = (
+CODE = dfa_safe(
     r"\b(MIE\d\d[EW][0-9A-Z]{6}"  # MindIE: component, sub-component, code
     r"|E[A-Z]\d{4}"  # CANN: EI0006, EJ0002, EL0001, EE1001, EZ1001, EH0001, E39999
     r"|E\d{5}"  # CANN inner errors: E39999
@@ -98,7 +100,7 @@ def datetime_from_parts(year, month, day, hour, minute, second, frac) -> pl.Expr
 
 def full_date_expr(col: str = "text") -> pl.Expr:
     """The first full (year-carrying) date in ``col``, or null."""
-    groups = pl.col(col).str.extract_groups(FULL_DATE)
+    groups = pl.col(col).str.extract_groups(dfa_safe(FULL_DATE))
     f = groups.struct.field
     frac = pl.when(f("8").is_not_null() & (f("7").str.len_chars() == 3)).then(f("7") + f("8")).otherwise(f("7"))
     return datetime_from_parts(f("1"), f("2"), f("3"), f("4"), f("5"), f("6"), frac)

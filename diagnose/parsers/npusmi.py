@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from diagnose.fastregex import dfa_safe
 from diagnose.ingest.nodes import node_from_path
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.common import FileContext
@@ -30,7 +31,7 @@ KIND = "npu-smi"
 
 HEADER = r"npu-smi\s+(?P<tool>\S+)\s+Version:\s*(?P<ver>\S+)"
 TABLE_HEAD = r"^\|\s*NPU\s+Name\s*\|\s*Health"
-CHIP_HEAD = r"^\|\s*Chip\b(?P<rest>[^|]*)\|\s*Bus-Id"
+CHIP_HEAD = dfa_safe(r"^\|\s*Chip\b(?P<rest>[^|]*)\|\s*Bus-Id")
 PROC_HEAD = r"^\|\s*NPU\s+Chip\s*\|\s*Process id"
 BORDER = r"^\+[-=+]+\+?$"
 # First row of a device: `| 0     910B2C  | OK  | 88.3   34   0    / 0 |` (power may be `-` or `NA`).

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from diagnose.fastregex import dfa_safe
 from diagnose.model import conform_records
 from diagnose.parsers.cann import HINTS as CANN_HINTS
 from diagnose.parsers.cann import block_signals, runtime_code_expr
@@ -43,12 +44,12 @@ _TID = (
 
 _LEVELS = {"WARN": "WARNING", "EVENT": "INFO", "TRACE": "DEBUG"}
 
-_RANK = (
+_RANK = dfa_safe(
     r"RankID:\s*(\d+)|\buserRank\[(\d+)\]|\blocalRank\[(\d+)\]|\buser_rank[=:]\s*(\d+)|"
     r"Entry-HcclCommInitRootInfo\w*:.*?\brank\[(\d+)\]"
 )
 
-_DEVICE = r"\(PID:\d+, Device:(\d+)|\bdevice_id=(\d+)|\bdeviceLogicId\[(\d+)\]|\bdevice\[(\d+)\]|\bdev[Ii]d\[(\d+)\]"
+_DEVICE = dfa_safe(r"\(PID:\d+, Device:(\d+)|\bdevice_id=(\d+)|\bdeviceLogicId\[(\d+)\]|\bdevice\[(\d+)\]|\bdev[Ii]d\[(\d+)\]")
 
 _FILE_PID = r"(?:^|/)(?:plog|device)-(\d+)_\d+\.log(?:\.gz)?$"
 _DEVICE_DIR = r"(?:^|/)device-(\d+)/[^/]*$"

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from diagnose.fastregex import dfa_safe
 from diagnose.ingest.nodes import node_from_path
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.common import FileContext
@@ -83,7 +84,7 @@ VERSION_SIGNALS = (
 def _component(col: pl.Expr) -> pl.Expr:
     expr = pl.lit(None, pl.String)
     for name, pattern in reversed(_COMPONENTS):
-        expr = pl.when(col.str.contains(pattern)).then(pl.lit(name)).otherwise(expr)
+        expr = pl.when(col.str.contains(dfa_safe(pattern))).then(pl.lit(name)).otherwise(expr)
     return expr
 
 
@@ -155,7 +156,7 @@ def parse_versions(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame,
         frame.select("line", "node", _sig=link_sig, _val=link, _eng=pl.format("{}/latest", label)),
     ]
     for name, pattern in _TEXT:
-        value = text.str.extract(pattern, 1)
+        value = text.str.extract(dfa_safe(pattern), 1)
         if name in ("driver_version", "firmware_version"):
             value = value.str.to_lowercase()
         eng = pl.format("{}/version.cfg", label) if "running" in pattern else label
@@ -192,7 +193,7 @@ def extract_version_signals(records: pl.DataFrame) -> pl.DataFrame:
         return empty_signals()
     pieces = []
     for name, pattern in _TEXT[1:]:  # all but the version.cfg key
-        value = records.get_column("message").str.extract(pattern, 1)
+        value = records.get_column("message").str.extract(dfa_safe(pattern), 1)
         pieces.append(
             records.select("file", "line", "source", "node", "ts", engine=pl.col("proc"), signal=pl.lit(name))
             .with_columns(value=pl.lit(None, pl.Float64), text=value)

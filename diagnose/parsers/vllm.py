@@ -13,6 +13,7 @@ import re
 
 import polars as pl
 
+from diagnose.fastregex import dfa_safe
 from diagnose.model import conform_records, conform_signals
 from diagnose.parsers.cann import HINTS as CANN_HINTS
 from diagnose.parsers.cann import block_signals
@@ -117,8 +118,8 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
     p = pl.col("_p").struct.field
     procs = frame.select("_procs").unique().with_columns(
         _p=pl.col("_procs").str.extract_groups(PROC),
-        _ep=pl.col("_procs").str.extract(r"(?:_|\b)EP(\d+)\b", 1),
-        _tp=pl.col("_procs").str.extract(r"(?:_|\b)TP(\d+)", 1),
+        _ep=pl.col("_procs").str.extract(dfa_safe(r"(?:_|\b)EP(\d+)\b"), 1),
+        _tp=pl.col("_procs").str.extract(dfa_safe(r"(?:_|\b)TP(\d+)"), 1),
     )
     frame = frame.join(procs, on="_procs", how="left", nulls_equal=True, maintain_order="left").with_columns(
         proc=pl.coalesce(p("name"), pl.format("rank{}", pl.col("_rankpfx"))),
@@ -309,7 +310,7 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
             .with_columns(text=pl.lit(None, pl.String))
         )
     for name, pattern in _TEXT_PATTERNS:
-        text = pl.col("message").str.extract(pattern, 1)
+        text = pl.col("message").str.extract(dfa_safe(pattern), 1)
         other.append(families["other"].select(*_keys(), signal=pl.lit(name), value=pl.lit(None, pl.Float64), text=text))
     positions = _per_position(families["spec"])
     found = pl.col("value").is_not_null() & pl.col("value").is_not_nan() | pl.col("text").is_not_null()

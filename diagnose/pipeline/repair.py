@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from diagnose.fastregex import dfa_safe
 from diagnose.parsers import registry
 
 QUOTE = r"^\s{0,3}>"
@@ -45,7 +46,7 @@ MIN_WRAP = 60
 MIN_WRAPPED = 3
 
 # A line that starts a line of its own, so it is not the rest of the line above.
-_STARTS = (
+_STARTS = dfa_safe(
     r"^\d{4}-\d\d-\d\d|^\[?\d{4}-\d\d-\d\d|^[\w.-]+\s+\|\s|^\(|^\[|^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|WARN)\b"
     r"|^Traceback \(|^\s*File \"|^\s+\^|^[A-Za-z_][\w.]*(?:Error|Exception)\b|^[|+]"
 )
@@ -80,6 +81,7 @@ def mask_requests(frame: pl.DataFrame) -> pl.DataFrame:
         return frame
     masked = text
     for pattern, repl in MASKS:
+        pattern = dfa_safe(pattern)
         masked = masked.str.replace_all(pattern, repl)
     return frame.with_columns(pl.when(text.str.contains(REQUEST_HINT)).then(masked).otherwise(text).alias("text"))
 
