@@ -13,10 +13,12 @@ from diagnose.model import SEVERITY_RANK, Finding
 
 _TEXT = {
     "en": {"root-cause": "Root cause: {title} ({rule}){where}, first seen {when}.",
+           "root-cause-untimed": "Root cause: {title} ({rule}){where}, see {file}:{line}.",
            "no-known-cause": "No known cause: first error at {file}:{line} ({when}): {message}",
            "notes": "No problem found; {n} informational note(s).",
            "clean": "No findings."},
     "zh": {"root-cause": "根因：{title}（{rule}）{where}，首次出现 {when}。",
+           "root-cause-untimed": "根因：{title}（{rule}）{where}，见 {file}:{line}。",
            "no-known-cause": "未知原因：最早的错误位于 {file}:{line}（{when}）：{message}",
            "notes": "未发现问题；{n} 条提示信息。",
            "clean": "未发现问题。"},
@@ -38,8 +40,10 @@ def verdict(findings: list[Finding], unrecognised: list[dict[str, Any]], lang: s
         ev = top.evidence[0] if top.evidence else None
         return {"kind": "root-cause", "rule_id": top.rule_id, "category": top.category, "title": top.title,
                 "where": where, "first_seen": when, "file": ev.file if ev else None, "line": ev.line if ev else None,
-                "text": text["root-cause"].format(title=top.title, rule=top.rule_id, when=when,
-                                                  where="" if where == "-" else (f"，位置 {where}" if lang == "zh" else f" on {where}"))}
+                "text": text["root-cause" if top.first_seen or not ev else "root-cause-untimed"].format(
+                    title=top.title, rule=top.rule_id, when=when, file=ev.file if ev else None,
+                    line=ev.line if ev else None,
+                    where="" if where == "-" else (f"，位置 {where}" if lang == "zh" else f" on {where}"))}
     errors = [u for u in unrecognised if _is_error(u)]
     if errors:
         first = min(errors, key=lambda u: (u.get("first_seen") is None, u.get("first_seen") or "", -u["count"]))

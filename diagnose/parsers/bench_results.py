@@ -21,8 +21,8 @@ from typing import Any
 
 import polars as pl
 
-from diagnose.fastregex import dfa_safe
 from diagnose.model import conform_records, conform_signals, empty_signals
+from diagnose.parsers.bench_console import summary_signals
 from diagnose.parsers.common import FileContext
 from diagnose.parsers.kind import SourceKind
 
@@ -44,6 +44,11 @@ _SERVE_KEYS = {
     "request_rate": "bench_request_rate",
     "total_input_tokens": "bench_input_tokens",
     "total_output_tokens": "bench_output_tokens",
+    "spec_decode_acceptance_rate": "bench_spec_acceptance_pct",
+    "spec_decode_acceptance_length": "bench_spec_acceptance_length",
+    "spec_decode_num_drafts": "bench_spec_drafts",
+    "spec_decode_draft_tokens": "bench_spec_draft_tokens",
+    "spec_decode_accepted_tokens": "bench_spec_accepted_tokens",
 }
 
 # Keys a run may carry as --metadata KEY=VALUE (strings) or as its own keys: numbers about the run set-up.
@@ -58,26 +63,6 @@ _SETUP_NUMBERS = {
 }
 _SETUP_TEXTS = {"model_id": "bench_model", "model_name": "bench_model", "model": "bench_model",
                 "quantization": "bench_quantization"}
-
-# Console summary labels (lower-cased, without the trailing colon) → signal, scale.
-_SUMMARY = {
-    "successful requests": ("bench_completed", 1.0),
-    "failed requests": ("bench_failed_requests", 1.0),
-    "benchmark duration (s)": ("bench_duration_s", 1.0),
-    "total input tokens": ("bench_input_tokens", 1.0),
-    "total generated tokens": ("bench_output_tokens", 1.0),
-    "request throughput (req/s)": ("bench_request_throughput", 1.0),
-    "output token throughput (tok/s)": ("bench_output_throughput", 1.0),
-    "total token throughput (tok/s)": ("bench_total_throughput", 1.0),
-    "maximum request concurrency": ("bench_max_concurrency", 1.0),
-    "request rate configured (rps)": ("bench_request_rate", 1.0),
-}
-_SUMMARY_LINE = r"^(?P<k>[^:]+):\s+(?P<v>\S+)\s*$"
-_SUMMARY_METRIC = r"(?i)^(mean|median|p[\d.]+) (ttft|tpot|itl|e2el) \(ms\)$"
-_THROUGHPUT_LINE = r"^Throughput: ([\d.]+) requests/s, ([\d.]+) total tokens/s(?:, ([\d.]+) output tokens/s)?"
-_LATENCY_LINE = r"^(Avg|(\d+)% percentile) latency: ([\d.]+) seconds"
-_NAMESPACE = r"^Namespace\((.*)\)\s*$"
-
 
 def run_label(path: str) -> str:
     """The file stem without timestamps: what pairs a baseline result file with this run's."""
@@ -224,7 +209,7 @@ def _parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.Data
                 line_of = (lambda k, s=start: where.get(k, s)) if where else (lambda k, s=start: s)
                 bench_document(out, doc, line_of, engine)
         return records_frame(lines, ctx, True), out.frame()
-    signals = summary_signals(lines, ctx)
+    signals = summary_signals(lines, ctx, run_label(ctx.path))
     return records_frame(lines, ctx, signals.height > 0), signals
 
 
@@ -261,7 +246,7 @@ def serve_document(out: Signals, doc: dict, line_of, engine: str) -> None:
             out.add(signal, number(doc[key]), line_of(key), engine)
     for key, value in doc.items():
         m = _METRIC_KEY.match(key)
-        if m and not m.group(1) == "std":
+        if m and m.group(1) != "std":
             out.add(f"bench_{m.group(1)}_{m.group(2)}_ms", number(value), line_of(key), engine)
     if "failed" not in doc:
         # Legacy files have no `failed`: count the requests that did not complete.
@@ -274,6 +259,10 @@ def serve_document(out: Signals, doc: dict, line_of, engine: str) -> None:
         if failed is not None:
             out.add("bench_failed_requests", max(failed, 0.0), line_of("errors" if "errors" in doc else "completed"),
                     engine)
+    rates = doc.get("spec_decode_per_position_acceptance_rates")  # fractions, position 0 first
+    if isinstance(rates, list) and len(rates) > 1 and (number(rates[0]) or 0) > 0 and number(rates[1]) is not None:
+        out.add("bench_spec_pos1_of_pos0_pct", number(rates[1]) / number(rates[0]) * 100.0,
+                line_of("spec_decode_per_position_acceptance_rates"), engine)
     _climb(out, doc, line_of, engine)
     _capped(out, doc, line_of, engine)
 
@@ -316,65 +305,6 @@ def _capped(out: Signals, doc: dict, line_of, engine: str) -> None:
         out.add("bench_length_capped_pct", share, line_of("output_lens"), engine)
 
 
-def summary_signals(lines: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
-    """The console text: `Label:   value` lines of the summary, `Throughput:` and latency lines of
-    latency/throughput, and the Namespace(...) line (model, concurrency)."""
-    label = run_label(ctx.path)
-    kv = lines.with_columns(g=pl.col("text").str.extract_groups(_SUMMARY_LINE)).select(
-        "line", k=pl.col("g").struct.field("k").str.strip_chars().str.to_lowercase(),
-        v=pl.col("g").struct.field("v"),
-    ).drop_nulls("k")
-    mapping = pl.DataFrame(
-        {"k": list(_SUMMARY), "signal": [s for s, _ in _SUMMARY.values()], "scale": [c for _, c in _SUMMARY.values()]}
-    )
-    plain = kv.join(mapping, on="k", how="inner").select(
-        "line", "signal", value=pl.col("v").cast(pl.Float64, strict=False) * pl.col("scale")
-    )
-    metric = kv.with_columns(m=pl.col("k").str.extract_groups(_SUMMARY_METRIC)).filter(
-        pl.col("m").struct.field("1").is_not_null()
-    ).select(
-        "line",
-        signal=pl.format("bench_{}_{}_ms", pl.col("m").struct.field("1").str.to_lowercase(),
-                         pl.col("m").struct.field("2").str.to_lowercase()),
-        value=pl.col("v").cast(pl.Float64, strict=False),
-    )
-    tp = lines.with_columns(g=pl.col("text").str.extract_groups(_THROUGHPUT_LINE)).filter(
-        pl.col("g").struct.field("1").is_not_null()
-    )
-    thr = pl.concat([
-        tp.select("line", signal=pl.lit("bench_request_throughput"), value=pl.col("g").struct.field("1").cast(pl.Float64)),
-        tp.select("line", signal=pl.lit("bench_total_throughput"), value=pl.col("g").struct.field("2").cast(pl.Float64)),
-        tp.select("line", signal=pl.lit("bench_output_throughput"),
-                  value=pl.col("g").struct.field("3").cast(pl.Float64, strict=False)),
-    ])
-    lt = lines.with_columns(g=pl.col("text").str.extract_groups(_LATENCY_LINE)).filter(
-        pl.col("g").struct.field("1").is_not_null()
-    ).select(
-        "line",
-        signal=pl.when(pl.col("g").struct.field("2").is_null()).then(pl.lit("bench_latency_avg_ms"))
-        .otherwise(pl.format("bench_latency_p{}_ms", pl.col("g").struct.field("2"))),
-        value=pl.col("g").struct.field("3").cast(pl.Float64, strict=False) * 1000.0,
-    ).filter(pl.col("signal").is_in(["bench_latency_avg_ms", "bench_latency_p50_ms", "bench_latency_p90_ms",
-                                     "bench_latency_p99_ms"]))
-    ns = lines.filter(pl.col("text").str.contains(_NAMESPACE))
-    ns_num = []
-    for name, signal in (("max_concurrency", "bench_max_concurrency"), ("temperature", "bench_temperature"),
-                         ("max_tokens", "bench_max_tokens"), ("tensor_parallel_size", "bench_tp")):
-        ns_num.append(ns.select("line", signal=pl.lit(signal),
-                                value=pl.col("text").str.extract(dfa_safe(rf"\b{name}=([\d.]+)"), 1).cast(pl.Float64, strict=False)))
-    numeric = pl.concat([plain, metric, thr, lt, *ns_num], how="vertical_relaxed").drop_nulls("value")
-    numeric = numeric.with_columns(text=pl.lit(None, pl.String))
-    model = ns.select("line", signal=pl.lit("bench_model"), value=pl.lit(None, pl.Float64),
-                      text=pl.col("text").str.extract(dfa_safe(r"\bmodel='([^']+)'"), 1)).drop_nulls("text")
-    frame = pl.concat([numeric, model], how="vertical_relaxed")
-    if frame.height == 0:
-        return empty_signals()
-    frame = frame.with_columns(
-        file=pl.lit(ctx.path), source=pl.lit(ctx.kind), node=pl.lit(ctx.node, pl.String), engine=pl.lit(label),
-    ).unique(["line", "signal"], keep="first", maintain_order=True).sort("line")
-    return conform_signals(frame)
-
-
 # `engine` = run label (file stem without timestamp) for bench_*, the model name for set-up values.
 SIGNALS: dict[str, str] = {
     "bench_completed": "benchmark requests completed (`completed`, `Successful requests:`, AISBench Success Requests)",
@@ -391,6 +321,12 @@ SIGNALS: dict[str, str] = {
     "bench_<stat>_<m>_ms": "latency statistic, ms: stat mean|median|p99|p90..., m ttft|tpot|itl|e2el (e.g. bench_p99_tpot_ms)",
     "bench_latency_avg_ms": "`vllm bench latency` average batch latency, ms (also bench_latency_p50_ms/p90/p99)",
     "bench_latency_climb_pct": "end-to-end latency of the last quarter of a stress run's requests over the first quarter, %",
+    "bench_spec_acceptance_pct": "benchmark share of drafted tokens accepted, % (`Acceptance rate (%):`)",
+    "bench_spec_acceptance_length": "benchmark mean tokens per verification step, the bonus token included (1 = no draft accepted)",
+    "bench_spec_drafts": "benchmark speculative steps (`Drafts:`)",
+    "bench_spec_draft_tokens": "benchmark drafted tokens",
+    "bench_spec_accepted_tokens": "benchmark accepted drafted tokens",
+    "bench_spec_pos1_of_pos0_pct": "acceptance at draft position 1 as a share of position 0, % (healthy drafts decay gently)",
     "bench_length_capped_pct": "share of outputs that stopped at the max-tokens limit, %",
     "bench_temperature": "sampling temperature of a benchmark/accuracy run",
     "bench_max_tokens": "output-token limit of a run (max_tokens, AISBench max_out_len, lm-eval max_gen_toks)",
@@ -407,7 +343,8 @@ SOURCE = SourceKind(
     sniff=r'"(?:completed|request_throughput|output_throughput|p99_tpot_ms|mean_ttft_ms|avg_latency|requests_per_second'
     r'|elapsed_time)"\s*:|^=+ Serving Benchmark Result =+$|^(?:Successful requests|Failed requests'
     r"|Benchmark duration \(s\)|Request throughput \(req/s\)|Output token throughput \(tok/s\)"
-    r"|(?:Mean|Median|P[\d.]+) (?:TTFT|TPOT|ITL|E2EL) \(ms\)):\s|^Throughput: [\d.]+ requests/s|^Avg latency: ",
+    r"|(?:Mean|Median|P[\d.]+) (?:TTFT|TPOT|ITL|E2EL) \(ms\)|Acceptance rate \(%\)|Acceptance length):\s"
+    r"|^Throughput: [\d.]+ requests/s|^Avg latency: ",
     signals=SIGNALS,
     sniff_rank=100,
 )
