@@ -544,3 +544,11 @@ def test_extract_version_signals_for_other_parsers():
     out = versions.extract_version_signals(records)
     assert out.select("signal", "text").rows() == [("mindie_version", "2.1.RC1")]
     assert versions.extract_version_signals(records.head(0)).height == 0
+
+
+def test_prompt_with_a_clock_names_the_host_and_covers_the_lines_above():
+    # `[032035 al@maas2 ~]$` (a clock in the prompt); the first dump has no prompt of its own
+    before = BOARD.split("\n[root@node-0 ~]# npu-smi info -t health")[0].split("\n", 1)[1]
+    paste = before + "\n[032035 al@maas2 ~]$ sudo npu-smi info -t board -i 2\n" + before
+    _, signals = parse("npu-smi", paste, path="support/upgrade.txt")
+    assert set(signals["node"].drop_nulls().to_list()) == {"maas2"}

@@ -457,3 +457,115 @@ def test_table_in_chinese_and_without_baseline():
     assert "与基线对比" in result.stdout and "精度" in result.stdout
     result = run_cli("--no-color", str(SAMPLE / "run" / "bench"))
     assert "Benchmark and accuracy results (no --baseline)" in result.stdout
+
+
+# --- speculative decoding in the bench summary, MindIE Benchmark ------------------------------------------
+
+SPEC_SECTION = """
+============ Serving Benchmark Result ============
+Successful requests:                     1000
+---------------Time to First Token----------------
+Mean TTFT (ms):                          1537.32
+---------------Speculative Decoding---------------
+Acceptance rate (%):                     31.22
+Acceptance length:                       1.94
+Drafts:                                  1057351
+Draft tokens:                            3172053
+Accepted tokens:                         990188
+Per-position acceptance (%):
+  Position 0:                            83.28
+  Position 1:                            7.17
+  Position 2:                            3.19
+==================================================
+"""
+
+
+def test_speculative_decoding_section():
+    _, sig = parse("vllm-bench", SPEC_SECTION, "bench/mtp3.txt")
+    v = by_signal(sig)
+    assert v["bench_spec_acceptance_pct"] == 31.22 and v["bench_spec_acceptance_length"] == 1.94
+    assert v["bench_spec_drafts"] == 1057351 and v["bench_spec_accepted_tokens"] == 990188
+    assert v["bench_spec_pos1_of_pos0_pct"] == pytest.approx(7.17 / 83.28 * 100)
+    assert sig.filter(pl.col("signal") == "bench_spec_pos1_of_pos0_pct")["line"][0] == 13  # position 1's line
+
+
+def test_speculative_decoding_pasted_without_padding_and_two_runs():
+    flat = "\n".join(line.strip() for line in SPEC_SECTION.strip().split("\n"))
+    second = flat.replace("83.28", "80.00").replace("7.17", "60.00")
+    _, sig = parse("vllm-bench", flat + "\n" + second, "bench/notes.txt")
+    ratios = sig.filter(pl.col("signal") == "bench_spec_pos1_of_pos0_pct")["value"].to_list()
+    assert ratios == [pytest.approx(7.17 / 83.28 * 100), pytest.approx(75.0)]
+
+
+def test_speculative_decoding_in_the_result_json():
+    doc = json.dumps({"completed": 10, "spec_decode_acceptance_rate": 44.3, "spec_decode_acceptance_length": 4.1,
+                      "spec_decode_per_position_acceptance_rates": [0.74, 0.58, 0.49]})
+    _, sig = parse("vllm-bench", doc, "bench/result.json")
+    v = by_signal(sig)
+    assert v["bench_spec_acceptance_length"] == 4.1
+    assert v["bench_spec_pos1_of_pos0_pct"] == pytest.approx(58 / 74 * 100)
+
+
+MINDIE_TABLES = """
+The BenchMark test performance metric result is:
++---------------------+----------------+----------------+----------------+----------------+----------------+----------------+----------------+---+
+|              Metric |        average |            max |            min |            P75 |            P90 |        SLO_P90 |            P99 | N |
++---------------------+----------------+----------------+----------------+----------------+----------------+----------------+----------------+---+
+|      FirstTokenTime |    394.7728 ms |    394.7728 ms |    394.7728 ms |    394.7728 ms |    394.7728 ms |    394.7728 ms |    394.7728 ms | 1 |
+|          DecodeTime |    183.7376 ms |    227.1558 ms |     153.524 ms |    205.9031 ms |    222.7119 ms |    183.7376 ms |    226.8792 ms | 1 |
+|        GenerateTime |   9582.6747 ms |   9582.6747 ms |   9582.6747 ms |   9582.6747 ms |   9582.6747 ms |   9582.6747 ms |   9582.6747 ms | 1 |
+|     GeneratedTokens |           51.0 |             51 |             51 |           51.0 |           51.0 |           51.0 |           51.0 | 1 |
+|       QueueWaitTime |    162.8431 μs |        5102 μs |          55 μs |        67.0 μs |        71.0 μs |        71.0 μs |      2589.5 μs | 1 |
++---------------------+----------------+----------------+----------------+----------------+----------------+----------------+----------------+---+
+[2025-11-07 15:33:18.416+08:00] [56739] [281459100502816] [benchmark] [INFO] [output.py:121]
+The BenchMark test common metric result is:
++------------------------+-------------------------------+
+|          Common Metric |                         Value |
++------------------------+-------------------------------+
+|            TimeElapsed |                      9.5827 s |
+|                 Failed |                     0( 0.0% ) |
+|               Returned |                   1( 100.0% ) |
+|            Concurrency |                           128 |
+|              ModelName |                   deepseek-v3 |
+|             Throughput |                  0.1044 req/s |
+|    OutputGenerateSpeed |                5.3221 token/s |
++------------------------+-------------------------------+
+"""
+
+
+def test_mindie_benchmark_console_tables():
+    _, sig = parse("mindie-bench", MINDIE_TABLES, "instance/benchmark_run.log")
+    v = by_signal(sig)
+    assert v["bench_mean_ttft_ms"] == pytest.approx(394.7728)
+    assert v["bench_mean_itl_ms"] == pytest.approx(183.7376) and v["bench_p99_itl_ms"] == pytest.approx(226.8792)
+    assert v["bench_p90_itl_ms"] == pytest.approx(222.7119)  # P90, not SLO_P90
+    assert v["bench_mean_e2el_ms"] == pytest.approx(9582.6747)
+    assert v["bench_mean_tpot_ms"] == pytest.approx((9582.6747 - 394.7728) / 50)
+    assert v["bench_duration_s"] == pytest.approx(9.5827) and v["bench_failed_requests"] == 0
+    assert v["bench_completed"] == 1 and v["bench_max_concurrency"] == 128
+    assert v["bench_output_throughput"] == pytest.approx(5.3221) and v["bench_model"] == "deepseek-v3"
+
+
+def test_mindie_benchmark_csv_files_both_layouts():
+    head = "FirstTokenTime,DecodeTime,GenerateTime,GeneratedTokens"
+    rows8 = ["572.8 ms,60.1 ms,9000 ms,150", "900 ms,80 ms,9500 ms,160", "300 ms,40 ms,8000 ms,140",
+             "600 ms,61 ms,9100 ms,151", "700 ms,70 ms,9200 ms,155", "65 ms,65 ms,9300 ms,156",
+             "800 ms,75 ms,9400 ms,158", "32,32,32,32"]
+    _, sig = parse("mindie-bench", "\n".join([head, *rows8]), "out/result_perf_20250101120000.csv")
+    v = by_signal(sig)
+    assert v["bench_mean_ttft_ms"] == 572.8 and v["bench_p90_itl_ms"] == 70 and v["bench_p99_itl_ms"] == 75
+    rows6 = [rows8[0], rows8[1], rows8[2], rows8[3], rows8[6], rows8[7]]  # 1.0.RC2: no P90, no SLO_P90
+    _, sig = parse("mindie-bench", "\n".join([head, *rows6]), "out/result_perf_20240101120000.csv")
+    v = by_signal(sig)
+    assert v["bench_p99_itl_ms"] == 75 and "bench_p90_itl_ms" not in v
+    common = "CurrentTime,TimeElapsed,DataSource,Failed,Returned,Total,Concurrency,ModelName,lpct,Throughput,GenerateSpeed\n" \
+             "2025-01-01 12:00:00,120.5 s,/d/gsm8k.jsonl,3( 0.3% ),997( 99.7% ),1000[ 100.0% ],64,dsr1,2.1 ms,8.3 req/s,950.2 token/s"
+    _, sig = parse("mindie-bench", common, "out/result_common_20250101120000.csv")
+    v = by_signal(sig)
+    assert v["bench_failed_requests"] == 3 and v["bench_duration_s"] == 120.5
+    assert v["bench_output_throughput"] == 950.2 and v["bench_request_throughput"] == 8.3
+
+
+def test_sniff_mindie_benchmark():
+    assert sniff("benchmark_run.log", MINDIE_TABLES.strip().split("\n")) == "mindie-bench"
+    assert sniff("paste.txt", MINDIE_TABLES.strip().split("\n")[2:9]) == "mindie-bench"

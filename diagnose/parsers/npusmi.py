@@ -55,9 +55,10 @@ NO_PROC = r"No running processes found in NPU\s+(?P<npu>\d+)"
 KV = r"^\s*(?P<key>[A-Za-z][A-Za-z0-9 ()/._-]*?)\s+:\s*(?P<val>.*?)\s*$"
 # `npu-smi info -t board -i 3 [-c 0]` on a prompt or comment line: the device of the key/value block below.
 CMD_DEV = r"npu-smi\s+info\s+-t\s+\w[\w-]*\s+-i\s+(?P<i>\d+)(?:\s+-c\s+(?P<c>\d+))?"
-# Shell prompts and `tail`/`head` file banners that name the host of what follows.
+# Shell prompts (`[root@node-1 ~]#`, with a clock in front: `[032035 al@maas2 ~]$`, `root@node-1:~#`) and
+# `tail`/`head` file banners that name the host of what follows.
 PROMPT = (
-    r"^(?:\([\w.-]+\)\s*)?(?:\[[\w.-]+@(?P<h1>[\w.-]+)[ :][^\]]*\]\s*[#$]"
+    r"^(?:\([\w.-]+\)\s*)?(?:\[(?:[\w:.-]+\s+)?[\w.-]+@(?P<h1>[\w.-]+)[ :][^\]]*\]\s*[#$]"
     r"|[\w.-]+@(?P<h2>[\w.-]+):[^#$\s]*\s*[#$])"
 )
 BANNER = r"^==>\s*(?P<path>.+?)\s*<==\s*$"
@@ -123,7 +124,9 @@ def parse_tables(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, p
         )
     ).with_columns(_where=pl.col("_where").forward_fill())
     hosts = frame["_where"].drop_nulls().unique()
-    if hosts.len() > 1 or ctx.node is None:
+    if hosts.len() == 1 and ctx.node is None:
+        node = pl.lit(hosts[0], pl.String)  # one host named: the lines above its first prompt are its too
+    elif hosts.len() > 1 or ctx.node is None:
         node = pl.coalesce(pl.col("_where"), pl.lit(ctx.node, pl.String))
     else:
         node = pl.lit(ctx.node, pl.String)

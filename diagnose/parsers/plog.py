@@ -24,6 +24,7 @@ from diagnose.fastregex import dfa_safe
 from diagnose.model import conform_records
 from diagnose.parsers.cann import HINTS as CANN_HINTS
 from diagnose.parsers.cann import block_signals, runtime_code_expr
+from diagnose.parsers.traceback import exception_signals
 from diagnose.parsers.common import FileContext, datetime_from_parts, full_date_expr, group_events
 from diagnose.parsers.kind import SourceKind
 
@@ -129,7 +130,8 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
         rank=pl.coalesce(pl.col("rank"), pl.lit(rank, pl.Int32)),
     )
     records = conform_records(frame)
-    return records, block_signals(records)
+    # CANN's embedded Python (TBE, CANN-KB) quotes its exceptions in plog records: `"ModuleNotFoundError: ...`
+    return records, pl.concat([block_signals(records), exception_signals(records)], how="vertical_relaxed")
 
 
 SOURCE = SourceKind(

@@ -33,8 +33,10 @@ FRAME = r'^\s*File "(?P<path>[^"]+)", line (?P<lineno>\d+), in (?P<func>[^\s]+)'
 # `Type: message` with a Python exception class name (dotted names included): the names Python and the
 # libraries here use end in Error, Exception, Exit, Interrupt, Failure, Fault or Timeout (warnings are not
 # failures: `UserWarning: ...` is left out).
+# A wrapper may put bracketed tags and a quote in front (`[rank3]:`, a CANN plog's `[CANNKB][Tid:7]"` quoting the
+# Python error of its embedded interpreter).
 EXCEPTION = (
-    r"^\s*(?:\[rank\d+\]:\s*)?(?P<type>(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Z][A-Za-z0-9_]*)?"
+    r"^\s*(?:\[[^\]\n]{1,80}\]:?\s*)*[\"']?(?P<type>(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Z][A-Za-z0-9_]*)?"
     r"(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout|StopIteration))(?::\s?(?P<msg>.*))?\s*$"
 )
 # The source line of a `raise` (`raise NotImplementedError("EPLB is not supported.")`): when a paste lost the
