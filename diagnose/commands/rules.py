@@ -106,6 +106,16 @@ def rules_test(dirs, no_builtin_rules):
         failed += not res.ok
     for line in _slow_pattern_warnings(rules):
         click.echo(line)
+    if not dirs:  # the error-code tables: their examples, near misses and cross-checks
+        from diagnose.codes import CodeTableError, builtin_codes_dir, load_families
+
+        try:
+            load_families(builtin_codes_dir(), check=True)
+            click.echo("PASS  code tables (rules/codes/): examples found, near misses not, every code classified")
+        except CodeTableError as exc:
+            for err in exc.errors:
+                click.echo(f"FAIL  {err}")
+            failed += 1
     passed = len(results) - failed
     untested = [r.id for r in rules if not any(t.fires for t in r.tests) or all(t.fires for t in r.tests)]
     if untested:

@@ -27,10 +27,11 @@ _CACHE: dict[str, dict[str, CodeFamily]] = {}
 
 
 def families(folder=None) -> dict[str, CodeFamily]:
-    """The built-in tables by family (loaded once per process)."""
+    """The built-in tables by family (loaded once per process; validated by the test suite and
+    ``diagnose rules test``, not on every run)."""
     key = str(folder or builtin_codes_dir())
     if key not in _CACHE:
-        _CACHE[key] = {f.family: f for f in load_families(folder or builtin_codes_dir())}
+        _CACHE[key] = {f.family: f for f in load_families(folder or builtin_codes_dir(), check=folder is not None)}
     return _CACHE[key]
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from diagnose.engine.codes import recogniser_pattern
+from diagnose.fastregex import relaxed
 from diagnose.parsers.traceback import EXCEPTION as _EXCEPTION
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.select import signal_condition
@@ -79,7 +80,9 @@ def combined_pattern(rules: list[Rule], text_first: list[Rule] = ()) -> str:
             found = recogniser_pattern(rule.match.family)
             if found:
                 patterns.add(found)
-    return "|".join(f"(?:{p})" for p in sorted(patterns))
+    # A superset of each pattern (fastregex.relaxed): the rules' own regexes decide later; the alternation
+    # must stay small enough for the regex engine's DFA.
+    return "|".join(f"(?:{relaxed(p)})" for p in sorted(patterns))
 
 
 def _anonymous_groups(pattern: str) -> str:

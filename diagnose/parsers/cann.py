@@ -92,55 +92,47 @@ def block_signals(records: pl.DataFrame) -> pl.DataFrame:
     )
     if base.height == 0:
         return empty_signals()
-    parts: list[pl.DataFrame] = []
+    # One lazy query for every signal (a file costs one collect, not one per pattern).
+    lazy = base.lazy()
+    parts: list[pl.LazyFrame] = []
     keys = ["file", "line", "source", "node", "ts", "engine"]
     for name, pattern, scale in _NUMERIC:
         value = pl.col("message").str.extract(pattern, 1).cast(pl.Float64, strict=False) * scale
-        parts.append(base.select(*keys, signal=pl.lit(name), value=value, text=pl.lit(None, pl.String)))
+        parts.append(lazy.select(*keys, signal=pl.lit(name), value=value, text=pl.lit(None, pl.String)))
     for name, pattern in _TEXT:
         text = pl.col("message").str.extract(pattern, 1)
-        parts.append(base.select(*keys, signal=pl.lit(name), value=pl.lit(None, pl.Float64), text=text))
+        parts.append(lazy.select(*keys, signal=pl.lit(name), value=pl.lit(None, pl.Float64), text=text))
     # LINK_ERROR_INFO rows: the remote (dest) and local (src) side of each failed link.
-    link = base.with_columns(_g=pl.col("message").str.extract_groups(LINK_ROW)).with_columns(
-        _l=pl.col("_g").struct.field("dip")
-    ).filter(pl.col("_l").is_not_null())
-    if link.height:
-        g = pl.col("_g").struct.field
-        local = pl.format("{}({})", g("sip"), g("srank"))
-        desc = pl.format("{}(rank {}):{} <- {}(rank {}) {} {}", g("dip"), g("drank"), g("dport"), g("sip"), g("srank"),
-                         g("role"), g("status"))
-        common = ["file", "line", "source", "node", "ts"]
-        parts.append(link.select(*common, engine=local, signal=pl.lit("hccl_link_remote_rank"),
-                                 value=g("drank").cast(pl.Float64, strict=False), text=g("dip")))
-        parts.append(link.select(*common, engine=local, signal=pl.lit("hccl_link_local_rank"),
-                                 value=g("srank").cast(pl.Float64, strict=False), text=g("sip")))
-        parts.append(link.select(*common, engine=local, signal=pl.lit("hccl_link_error"),
-                                 value=g("dport").cast(pl.Float64, strict=False), text=desc))
-        parts.append(link.select(*common, engine=local, signal=pl.lit("hccl_peer"), value=pl.lit(None, pl.Float64),
-                                 text=pl.format("rank {} ({}:{}, link {})", g("drank"), g("dip"), g("dport"), g("status"))))
-    stuck = base.with_columns(_g=pl.col("message").str.extract_groups(STUCK)).with_columns(
-        _ip=pl.col("_g").struct.field("ip")
-    ).filter(pl.col("_ip").is_not_null())
-    if stuck.height:
-        g = pl.col("_g").struct.field
-        parts.append(stuck.select(*keys, signal=pl.lit("hccl_stuck_location"),
-                                  value=g("id").cast(pl.Float64, strict=False),
-                                  text=pl.format("{}/{}", g("ip"), g("id"))))
-        parts.append(stuck.select(*keys, signal=pl.lit("hccl_peer"), value=pl.lit(None, pl.Float64),
-                                  text=pl.format("{}/{} (Cluster Exception Location, {})", g("ip"), g("id"),
-                                                 g("type").fill_null("stuck"))))
-    nic = base.with_columns(_g=pl.col("message").str.extract_groups(_NIC)).with_columns(
-        _ip=pl.coalesce(pl.col("_g").struct.field("ip"), pl.col("_g").struct.field("lip"))
-    ).filter(pl.col("_ip").is_not_null())
-    if nic.height:
-        g = pl.col("_g").struct.field
-        where = pl.when(g("dev").is_not_null()).then(pl.format("{} (device {})", pl.col("_ip"), g("dev")))
-        where = where.otherwise(pl.format("{}:{}", pl.col("_ip"), g("port")))
-        parts.append(nic.select(*keys, signal=pl.lit("npu_nic"), value=pl.lit(None, pl.Float64), text=where))
+    g = pl.col("_g").struct.field
+    link = lazy.with_columns(_g=pl.col("message").str.extract_groups(LINK_ROW)).filter(g("dip").is_not_null())
+    local = pl.format("{}({})", g("sip"), g("srank"))
+    desc = pl.format("{}(rank {}):{} <- {}(rank {}) {} {}", g("dip"), g("drank"), g("dport"), g("sip"), g("srank"),
+                     g("role"), g("status"))
+    common = ["file", "line", "source", "node", "ts"]
+    parts.append(link.select(*common, engine=local, signal=pl.lit("hccl_link_remote_rank"),
+                             value=g("drank").cast(pl.Float64, strict=False), text=g("dip")))
+    parts.append(link.select(*common, engine=local, signal=pl.lit("hccl_link_local_rank"),
+                             value=g("srank").cast(pl.Float64, strict=False), text=g("sip")))
+    parts.append(link.select(*common, engine=local, signal=pl.lit("hccl_link_error"),
+                             value=g("dport").cast(pl.Float64, strict=False), text=desc))
+    parts.append(link.select(*common, engine=local, signal=pl.lit("hccl_peer"), value=pl.lit(None, pl.Float64),
+                             text=pl.format("rank {} ({}:{}, link {})", g("drank"), g("dip"), g("dport"), g("status"))))
+    stuck = lazy.with_columns(_g=pl.col("message").str.extract_groups(STUCK)).filter(g("ip").is_not_null())
+    parts.append(stuck.select(*keys, signal=pl.lit("hccl_stuck_location"), value=g("id").cast(pl.Float64, strict=False),
+                              text=pl.format("{}/{}", g("ip"), g("id"))))
+    parts.append(stuck.select(*keys, signal=pl.lit("hccl_peer"), value=pl.lit(None, pl.Float64),
+                              text=pl.format("{}/{} (Cluster Exception Location, {})", g("ip"), g("id"),
+                                             g("type").fill_null("stuck"))))
+    nic = lazy.with_columns(_g=pl.col("message").str.extract_groups(_NIC)).with_columns(
+        _ip=pl.coalesce(g("ip"), g("lip"))).filter(pl.col("_ip").is_not_null())
+    where = pl.when(g("dev").is_not_null()).then(pl.format("{} (device {})", pl.col("_ip"), g("dev")))
+    where = where.otherwise(pl.format("{}:{}", pl.col("_ip"), g("port")))
+    parts.append(nic.select(*keys, signal=pl.lit("npu_nic"), value=pl.lit(None, pl.Float64), text=where))
     remote = pl.col("message").str.extract(r"(?i)remote[ _]?rank(?:id)?\s*[\[:=]\s*(\d+)", 1)
-    parts.append(base.select(*keys, signal=pl.lit("hccl_peer"), value=pl.lit(None, pl.Float64),
+    parts.append(lazy.select(*keys, signal=pl.lit("hccl_peer"), value=pl.lit(None, pl.Float64),
                              text=pl.format("rank {}", remote)))
     frame = pl.concat(parts, how="vertical_relaxed")
     frame = frame.filter(pl.col("value").is_not_null() | pl.col("text").is_not_null())
-    frame = frame.unique(subset=["file", "line", "signal", "engine", "value", "text"], keep="first", maintain_order=True)
+    frame = frame.unique(subset=["file", "line", "signal", "engine", "value", "text"], keep="first",
+                         maintain_order=True).collect()
     return conform_signals(frame.sort("file", "line", maintain_order=True))

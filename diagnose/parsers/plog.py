@@ -18,6 +18,8 @@ Lines without the header (pasted stderr, ``[...]`` cut marks, continuation text)
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from diagnose.fastregex import dfa_safe
@@ -63,11 +65,11 @@ def _first_group(col: str, pattern: str, n: int) -> pl.Expr:
 
 
 def file_ids(path: str) -> tuple[int | None, int | None]:
-    """(pid, device) from a plog/device log path."""
-    s = pl.Series([path.replace("\\", "/").replace("!", "/")])
-    dev_dir = s.str.extract(_DEVICE_DIR, 1)[0]
-    num = s.str.extract(_FILE_PID, 1)[0]
-    is_device_file = s.str.contains(_SLOG_DEVICE)[0]
+    """(pid, device) from a plog/device log path (one string: Python's re, not a polars query per file)."""
+    path = path.replace("\\", "/").replace("!", "/")
+    dev_dir, num = re.search(_DEVICE_DIR, path), re.search(_FILE_PID, path)
+    dev_dir, num = (dev_dir.group(1) if dev_dir else None), (num.group(1) if num else None)
+    is_device_file = re.search(_SLOG_DEVICE, path) is not None
     pid = int(num) if num is not None else None
     device = int(dev_dir) if dev_dir is not None else None
     if is_device_file and dev_dir is None:  # /var/log/npu/slog/device-3_<ts>.log: the number is the device
@@ -83,8 +85,9 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
     parsed = f("level").is_not_null()
     t = pl.col("t").struct.field
     frame = frame.with_columns(t=f("rest").str.extract_groups(_TID))
-    full = full_date_expr("text")
-    frame = frame.with_columns(
+    # The date anywhere in the line, for lines the head did not parse: evaluated on those rows only.
+    full = pl.when(~parsed).then(pl.col("text")).otherwise(None)
+    frame = frame.with_columns(_raw_text=full).with_columns(_full=full_date_expr("_raw_text")).with_columns(
         parsed=parsed,
         level=f("level").replace(_LEVELS),
         component=f("module"),
@@ -98,8 +101,8 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
                 pl.concat_str([f("ms").fill_null("").str.pad_start(3, "0"), f("us").fill_null("").str.pad_start(3, "0")]),
             )
         )
-        .otherwise(full),
-    )
+        .otherwise(pl.col("_full")),
+    ).drop("_raw_text", "_full")
     frame = frame.with_columns(
         year_known=pl.col("ts").is_not_null(),
         # Raw lines (pasted stderr inside a plog excerpt): level from a CANN code or `[ERROR]`.
