@@ -105,8 +105,11 @@ def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, reda
         sys.exit(EXIT_USAGE)
 
     use_color = color if color is not None else (output is None and sys.stdout.isatty())
-    # Every format gets the same options; each takes what it needs (paths: the input roots for relative paths).
-    opts = dict(lang=settings.lang, paths=list(paths), fail_on=fail_on, catalog=rules)
+    # Every format gets the same options; each takes what it needs (paths: the input roots for relative paths,
+    # in the display form of the paths of the report: diagnose/ingest/names.py).
+    from diagnose.ingest.names import display
+
+    opts = dict(lang=settings.lang, paths=[display(p) for p in paths], fail_on=fail_on, catalog=rules)
     text = render(fmt, report, color=use_color if fmt == "text" else False,
                   width=width() if use_color else 110, **opts)
     if output:

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
 from diagnose.ingest.budget import Budget, BudgetExceeded, SkipFile
+from diagnose.ingest.names import display as display_name
+from diagnose.ingest.names import zip_member_name
 from diagnose.ingest.nodes import node_from_path
 from diagnose.model import Skipped
 
@@ -37,8 +39,8 @@ ARCHIVE_ERRORS = (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError, zlib.
 class SourceFile:
     """One readable file. ``open()`` gives a metered stream of its (decompressed) bytes."""
 
-    path: str  # display path: a real path, or ``archive.tgz!member/path``
-    rel: str  # path relative to the input root given on the command line
+    path: str  # display path (ingest/names.py): a real path, or ``archive.tgz!member/path``
+    rel: str  # path relative to the input root given on the command line (display form too)
     node: str | None
     size: int | None
     mtime: float | None
@@ -134,7 +136,16 @@ def _source(path, rel, node, size, mtime, opener, budget, ratio=None, limit=None
 
 
 def iter_sources(paths: list[str], budget: Budget | None = None) -> Iterator[SourceFile | Skipped]:
-    budget = budget or Budget()
+    """Every file under ``paths``; names in their display form (ingest/names.py), files opened by real name."""
+    for item in _iter_given(paths, budget or Budget()):
+        if isinstance(item, Skipped):
+            yield Skipped(display_name(item.path), display_name(item.reason))
+        else:
+            item.path, item.rel = display_name(item.path), display_name(item.rel)
+            yield item
+
+
+def _iter_given(paths: list[str], budget: Budget) -> Iterator[SourceFile | Skipped]:
     for given in paths:
         if given == "-":
             yield from _from_stdin(budget)
@@ -250,9 +261,10 @@ def _from_archive_path(path: Path, display: str, node: str | None, budget: Budge
 
 
 def _safe_member_name(name: str) -> str:
-    """Members are never written anywhere; still, show `../` and absolute names as relative, harmless text."""
+    """Members are never written anywhere; still, show `../` and absolute names as relative, harmless text,
+    in the display form of every name (ingest/names.py)."""
     parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".", "..")]
-    return "/".join(parts) or "unnamed"
+    return display_name("/".join(parts)) or "unnamed"
 
 
 def _iter_tar(fh, display: str, node, budget: Budget, ratio: _Ratio, nested: int) -> Iterator[SourceFile | Skipped]:
@@ -304,7 +316,7 @@ def _iter_zip(zf: zipfile.ZipFile, display: str, node, budget: Budget, ratio: _R
             return
         if info.is_dir():
             continue
-        name = _safe_member_name(info.filename)
+        name = _safe_member_name(zip_member_name(info))
         mpath = f"{display}!{name}"
         if stat.S_ISLNK(info.external_attr >> 16):
             yield Skipped(mpath, "link inside archive (not followed)")
