@@ -24,7 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from diagnose.ingest.budget import Budget  # noqa: E402
-from diagnose.ingest.walk import ARCHIVE_ERRORS, SourceFile, _iter_tar, _iter_zip, _Ratio  # noqa: E402
+from diagnose.ingest.archives import iter_tar as _iter_tar, iter_zip as _iter_zip  # noqa: E402
+from diagnose.ingest.metered import ARCHIVE_ERRORS, Ratio as _Ratio, SourceFile  # noqa: E402
 from diagnose.model import Skipped  # noqa: E402
 from diagnose.parsers import registry  # noqa: E402
 from diagnose.parsers.common import FileContext, lines_frame  # noqa: E402
