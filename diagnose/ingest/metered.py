@@ -96,9 +96,13 @@ class Metered(io.RawIOBase):
                 n = len(data)
                 buffer[:n] = data
         except ARCHIVE_ERRORS as exc:
-            # A truncated or corrupt compressed stream: keep what was read, and say so.
+            # A device that fails (EIO) or a truncated or corrupt compressed stream: keep what was read, say so.
             if self._owner is not None:
-                self._owner.note = f"truncated or corrupt compressed data after {self._count} bytes ({exc})"
+                if isinstance(exc, OSError) and exc.errno is not None:
+                    self._owner.note = (f"read error after {self._count} bytes ({exc.strerror or exc}); "
+                                        "the part before it was read")
+                else:
+                    self._owner.note = f"truncated or corrupt compressed data after {self._count} bytes ({exc})"
             return 0
         self._count += n
         self._budget.charge(n)

@@ -310,7 +310,8 @@ def _cut_note(info: TextInfo, limit: int) -> str | None:
     if not info.cut_lines:
         return None
     lines = "1 line" if info.cut_lines == 1 else f"{info.cut_lines} lines"
-    return (f"{lines} longer than the line limit of {_size(limit)}: only the first {_size(limit)} of each read, "
+    head = "its" if info.cut_lines == 1 else "each its"
+    return (f"{lines} longer than the line limit of {_size(limit)}: {head} first {_size(limit)} read, the other "
             f"{_size(info.cut_bytes)} passed over (raise with --budget max_line_bytes=SIZE)")
 
 
