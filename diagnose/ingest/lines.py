@@ -81,7 +81,10 @@ def iter_line_chunks(stream: BinaryIO, info: TextInfo, chunk_bytes: int = CHUNK_
     sep = "\r" if ("\n" not in text and "\r" in text) else "\n"
     if sep == "\n" and info.encoding in ("utf-8", "utf-8 (invalid bytes replaced)"):
         for block in _complete_lines(_raw_blocks(stream, first, info, chunk_bytes), b"\n", max_line, info):
-            lines = _split_utf8(block) if block.endswith(b"\n") else _one_line(block.decode("utf-8", "replace"))
+            if block.endswith(b"\n"):
+                lines = _split_utf8(block)
+            else:  # the last line, without its LF
+                lines = _one_line(block.decode("utf-8", "replace").removesuffix("\r"))
             lines = _cap(lines, len(block), max_line, info)
             info.lines += lines.len()
             yield lines
@@ -94,8 +97,8 @@ def iter_line_chunks(stream: BinaryIO, info: TextInfo, chunk_bytes: int = CHUNK_
         yield decoder.decode(b"", final=True)
 
     for block in _complete_lines(texts(), sep, max_line, info):
-        if not block.endswith(sep):
-            lines = _one_line(block)
+        if not block.endswith(sep):  # the last line, without its line end
+            lines = _one_line(block.removesuffix("\r"))
         else:
             lines = _split(block[:-1], sep)
             if "\r" in block:  # CRLF in a non-UTF-8 file
@@ -136,7 +139,7 @@ def _complete_lines(pieces: Iterable[AnyStr], sep: AnyStr, max_line: int, info: 
     """Blocks of complete lines (each ends with ``sep``) out of ``pieces`` (bytes or text), then what follows
     the last ``sep``. The open line is carried into the next piece until it ends; once longer than
     ``max_line`` its first ``max_line`` are given as a line and the rest is passed over up to its end, so
-    what is held never exceeds a piece and ``max_line``. (Lines that end inside a piece: ``_cap``.)"""
+    what is held never exceeds a piece and ``max_line``. (Lines that end inside a block: ``_cap``.)"""
     carry = sep[:0]
     skipping = False  # inside an over-long line whose head was given
     for raw in pieces:
@@ -147,24 +150,18 @@ def _complete_lines(pieces: Iterable[AnyStr], sep: AnyStr, max_line: int, info: 
                 continue
             info.cut_bytes += end
             raw, skipping = raw[end + 1:], False
-        end = raw.find(sep)
-        open_line = len(carry) + (end if end >= 0 else len(raw))
-        if open_line > max_line:
-            info.cut_lines += 1
-            info.cut_bytes += open_line - max_line
-            yield carry + raw[:max_line - len(carry)] + sep
-            carry = sep[:0]
-            if end < 0:
-                skipping = True
-                continue
-            raw = raw[end + 1:]
         block = carry + raw if carry else raw
         cut = block.rfind(sep)
         if cut < 0:
             carry = block
-            continue
-        carry = block[cut + 1:]
-        yield block[:cut + 1]
+        else:
+            carry = block[cut + 1:]
+            yield block[:cut + 1]
+        if len(carry) > max_line:
+            info.cut_lines += 1
+            info.cut_bytes += len(carry) - max_line
+            yield carry[:max_line] + sep
+            carry, skipping = sep[:0], True
     if carry:
         yield carry
 

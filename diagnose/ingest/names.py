@@ -7,9 +7,9 @@ Every name therefore becomes display text here, the same way wherever it came fr
 - a UTF-8 name is shown as it is;
 - a name that is not UTF-8 but reads as Chinese in GB18030 (a superset of GBK) is shown decoded: archives
   and disks written on Chinese-locale Windows carry such names;
-- any other byte that is not UTF-8 is shown as ``\\xNN`` (``\\xff\\xfe.log``), and so are control characters
-  (newline ``\\x0a``, tab, ESC, DEL, C1); bidirectional-override and line-separator characters, which can make a
-  name read backwards or break a line, are shown as ``\\uNNNN``. Everything else (``$(...)``, ``;``, a leading
+- any other byte that is not UTF-8 is shown as ``\\xNN`` (``\\xff\\xfe.log``), and so are the ASCII control
+  characters (newline ``\\x0a``, tab, ESC, DEL); C1 controls and the bidirectional-override and line-separator
+  characters, which can make a name read backwards or break a line, are shown as ``\\uNNNN``. Everything else (``$(...)``, ``;``, a leading
   ``-``, ``<b>``) stays as it is: each output format escapes its own special characters.
 
 zip members without the UTF-8 flag are named in the archive's own code page, which the zip format leaves
@@ -27,12 +27,12 @@ import os
 import re
 import struct
 
-# Characters that must not reach a report as they are: C0 controls, DEL, C1 controls; lone surrogates are
-# handled before (they are the bytes that were not UTF-8).
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-# Bidirectional embeddings/overrides/isolates, the line and paragraph separators, and the BOM/zero-width
-# no-break space: invisible, and able to reorder or split what is printed around them.
-_INVISIBLE = re.compile("[\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+# Characters that must not reach a report as they are: C0 controls and DEL (shown \xNN, as a byte is: they
+# are one), lone surrogates (handled before: they are the bytes that were not UTF-8); then C1 controls,
+# bidirectional embeddings/overrides/isolates, the line and paragraph separators and the BOM/zero-width no-break
+# space (shown \uNNNN): invisible, or able to reorder or split what is printed around them.
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+_INVISIBLE = re.compile("[\x80-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 _SURROGATE = re.compile("[\udc80-\udcff]")
 _ESCAPE = re.compile(r"\\x([0-9a-f]{2})|\\u([0-9a-f]{4})")
 _UTF8_FLAG = 0x800
@@ -117,22 +117,25 @@ def _unicode_path(extra: bytes, raw: bytes) -> str | None:
 
 def candidates(shown: str) -> list[str]:
     """Real paths a display path may stand for, most likely first: itself, its escapes turned back into
-    bytes, and its Chinese components in GB18030 bytes."""
-    out = [shown]
-    if _ESCAPE.search(shown):
-        def unescape(m: re.Match) -> str:
-            if m.group(1):
-                byte = int(m.group(1), 16)
-                return chr(byte) if byte < 0x80 else chr(0xDC00 + byte)  # as os.fsdecode gives it
-            return chr(int(m.group(2), 16))
+    the bytes or characters they stand for, and its Chinese components in GB18030 bytes."""
+    def unescape(m: re.Match) -> str:
+        if m.group(1):
+            byte = int(m.group(1), 16)
+            return chr(byte) if byte < 0x80 else chr(0xDC00 + byte)  # as os.fsdecode gives it
+        return chr(int(m.group(2), 16))
 
-        out.append(_ESCAPE.sub(unescape, shown))
-    if not shown.isascii():
-        parts = []
-        for part in shown.split("/"):
-            try:
-                parts.append(os.fsdecode(part.encode("gb18030")) if _reads_as_chinese(part) else part)
-            except UnicodeEncodeError:
-                parts.append(part)
-        out.append("/".join(parts))
+    plain = _ESCAPE.sub(unescape, shown)
+    out = [shown, plain]
+    for base in (shown, plain):
+        if not base.isascii():
+            out.append("/".join(_as_gb18030(part) for part in base.split("/")))
     return list(dict.fromkeys(out))
+
+
+def _as_gb18030(part: str) -> str:
+    if not _reads_as_chinese(_SURROGATE.sub("", part)):
+        return part
+    try:
+        return os.fsdecode(part.encode("gb18030", "surrogateescape"))
+    except UnicodeEncodeError:
+        return part
