@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from diagnose.commands.common import (
-    EXIT_USAGE, SEVERITY_CHOICES, default_lang, exit_code, parse_time, width, write_output,
+    EXIT_USAGE, SEVERITY_CHOICES, default_lang, echo_output, exit_code, parse_time, width, write_output,
 )
 
 
@@ -115,7 +115,7 @@ def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, reda
     if output:
         write_output(output, text)
     elif not quiet:
-        click.echo(text, nl=False)
+        echo_output(text)
     for extra_fmt, target in (("sarif", sarif_out), ("junit", junit_out), ("markdown", markdown_out),
                               ("json", json_out)):
         if target:
@@ -126,7 +126,7 @@ def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, reda
         # which the Actions runner scans for workflow commands as well.
         on_stdout = bool(output) or fmt in ("text", "markdown")
         if notes:
-            click.echo(notes, nl=False, err=not on_stdout)
+            echo_output(notes, err=not on_stdout)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:
         summary = text if fmt == "markdown" else render("markdown", report, **opts)

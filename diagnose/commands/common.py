@@ -3,7 +3,8 @@
 Exit codes (the linter convention of ruff and sqlfluff):
   0  no finding at or above --fail-on
   1  at least one finding at or above --fail-on
-  2  usage or configuration error (bad option, invalid rule file), or no input could be read at all
+  2  usage or configuration error (bad option, invalid rule file), no input could be read at all, or an output
+     could not be written (a full disk, a folder that does not exist)
   3  the run completed but is incomplete: a parser or rule failed internally (the report says which)
 """
 
@@ -45,6 +46,30 @@ def write_output(target: str, text: str) -> None:
     except OSError as exc:
         click.echo(f"diagnose: error: cannot write {target}: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_USAGE)
+
+
+def echo_output(text: str, err: bool = False) -> None:
+    """A report on standard output (or error). A full disk ends the run with one line that says so (exit 2); a
+    reader that went away (``| head``) is no error: the rest of the output is dropped and the exit code stays."""
+    stream = sys.stderr if err else sys.stdout
+    try:
+        click.echo(text, nl=False, err=err)
+        stream.flush()
+    except BrokenPipeError:
+        _drop(stream)
+    except OSError as exc:
+        _drop(stream)
+        where = "standard error" if err else "standard output"
+        click.echo(f"diagnose: error: cannot write the report to {where}: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def _drop(stream) -> None:
+    # What is still buffered would fail again when Python flushes at exit, with a traceback-like complaint.
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test runner's capture)
+        pass
 
 
 def width() -> int:

@@ -87,8 +87,10 @@ class Metered(io.RawIOBase):
             if want <= 0:
                 return 0
         try:
-            # Straight into the caller's buffer: no intermediate bytes object to allocate and copy.
-            readinto = getattr(self._raw, "readinto", None)
+            # Straight into the caller's buffer: no intermediate bytes object to allocate and copy. A buffered
+            # stream (a .gz, an archive member) is asked for one read of its source at a time, so the bytes
+            # before a read that fails (EIO, a cut) come out before the error does.
+            readinto = getattr(self._raw, "readinto1", None) or getattr(self._raw, "readinto", None)
             if readinto is not None:
                 n = readinto(memoryview(buffer)[:want]) or 0
             else:

@@ -121,13 +121,30 @@ def _from_file(path: Path, rel: str, display: str, budget: Budget) -> Iterator[S
     if name.endswith(ARCHIVE_SUFFIXES):
         yield from _from_archive_path(path, display, node, budget, st.st_size)
     elif name.endswith(".gz"):
-        yield source(display, rel[:-3], node, None, st.st_mtime, lambda: gzip.open(path, "rb"), budget,
+        yield source(display, rel[:-3], node, None, st.st_mtime, lambda: _GzipOnDisk(path), budget,
                      Ratio(st.st_size), standalone=True)
     elif st.st_size > budget.max_file_bytes:  # refused before a byte is read (the meter would, at the end)
         yield Skipped(display, f"larger than the per-file limit of {budget.max_file_bytes} bytes (not read)")
     else:
-        yield source(display, rel, node, st.st_size, st.st_mtime, lambda: open(path, "rb"), budget,
+        # Unbuffered: the meter's own buffer reads it, one system call a read, so the bytes read before a
+        # failing one (EIO) are kept rather than lost inside a second buffer.
+        yield source(display, rel, node, st.st_size, st.st_mtime, lambda: open(path, "rb", buffering=0), budget,
                      limit=st.st_size, standalone=True)
+
+
+class _GzipOnDisk(gzip.GzipFile):
+    """A .gz file read through an unbuffered file, as plain files are (the bytes before a failing read are
+    kept), and closed with it."""
+
+    def __init__(self, path: Path):
+        self._file = open(path, "rb", buffering=0)
+        super().__init__(fileobj=self._file, mode="rb")
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._file.close()
 
 
 def _file_type(mode: int) -> str:
