@@ -216,7 +216,13 @@ def test_inputs_the_fuzzer_once_broke_us_with(case: Path):
         import fuzz
     finally:
         sys.path.pop(0)
-    fuzz.one_input(case.read_bytes())
+    from diagnose.parsers import registry
+
+    checked = fuzz.one_input(case.read_bytes())  # raises on any failure of the fuzzer's checks
+    # Every view was made and accounted for: the bytes as files, as tar and zip members, as the raw archive.
+    assert checked["members"] >= 8 and checked["read"] + checked["skipped"] == checked["members"]
+    assert checked["read"] >= 4  # the log, its .gz, and the members of the archives built around it
+    assert checked["formats"] == set(fuzz.FORMATS) and checked["parsers"] == len(registry.names())
 
 
 # --- every output format on the hostile bundle ---------------------------------------------------------------
