@@ -26,13 +26,13 @@ _LABELS = {
         "findings": "Findings", "none": "No findings.", "evidence": "Evidence", "fix": "What to do",
         "because": "because of", "read": "read", "files": "files", "lines": "lines", "raw": "kept raw",
         "skipped": "Skipped", "errors": "Internal errors (the run is incomplete)", "means": "What it means",
-        "refs": "References", "seen": "seen", "times": "times", "where": "where",
+        "refs": "References", "seen": "seen", "times": "times", "where": "where", "in_part": "Read in part",
     },
     "zh": {
         "findings": "发现的问题", "none": "未发现问题。", "evidence": "证据", "fix": "处理建议",
         "because": "起因", "read": "已读取", "files": "个文件", "lines": "行", "raw": "未解析（保留原文）",
         "skipped": "已跳过", "errors": "内部错误（结果不完整）", "means": "含义",
-        "refs": "参考", "seen": "出现", "times": "次", "where": "位置",
+        "refs": "参考", "seen": "出现", "times": "次", "where": "位置", "in_part": "只读取了一部分",
     },
 }
 
@@ -50,8 +50,12 @@ def render(report: Report, color: bool = False, width: int = 110, lang: str = "e
     lab = _LABELS.get(lang, _LABELS["en"])
     console.print(_header(report, lab))
     if report.verdict:
-        style = {"root-cause": "bold", "no-known-cause": "bold yellow", "clean": "green"}.get(report.verdict["kind"], "")
+        style = {"root-cause": "bold", "no-known-cause": "bold yellow", "clean": "green",
+                 "nothing-analysed": "bold red"}.get(report.verdict["kind"], "")
         console.print(Text(clean(report.verdict["text"]), style=style))
+    coverage = getattr(report, "coverage", None) or {}
+    if coverage.get("status") == "partial":  # diagnose/coverage.py: a clean list covers only what was read
+        console.print(Text(clean(coverage["text"]), style="bold yellow"))
     if report.findings:
         console.print(_summary_table(report.findings, lab))
         for i, finding in enumerate(report.findings, 1):
@@ -64,6 +68,11 @@ def render(report: Report, color: bool = False, width: int = 110, lang: str = "e
         from diagnose.report.comparison import comparison_table
 
         console.print(comparison_table(report, lang))
+    in_part = coverage.get("incomplete") or []
+    if in_part:
+        console.print(Text(f"{lab['in_part']} ({len(in_part)}):", style="bold"))
+        for item in in_part[:50]:
+            console.print(Text(f"  {clean(item['path'])}: {clean(item['reason'])}"))
     if report.skipped:
         console.print(Text(f"{lab['skipped']} ({len(report.skipped)}):", style="bold"))
         for s in report.skipped[:50]:
