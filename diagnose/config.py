@@ -78,7 +78,10 @@ class FileConfig:
 
 def discover(start: Path | None = None) -> Path | None:
     """The configuration file that applies in ``start`` (default: the working directory), or None."""
-    here = (start or Path.cwd()).resolve()
+    try:
+        here = (start or Path.cwd()).resolve()
+    except OSError:  # the working directory was removed under us: there is nothing to find
+        return None
     for folder in (here, *here.parents):
         for name in FILE_NAMES:
             candidate = folder / name

@@ -38,10 +38,8 @@ class Suppression:
             files = {e.file for e in finding.evidence}
             if not files or not all(any(_path_matches(f, g) for g in self.paths) for f in files):
                 return False
-        if self.nodes:
-            if not finding.nodes or not all(any(fnmatch.fnmatchcase(n, g) for g in self.nodes) for n in finding.nodes):
-                return False
-        return True
+        return not self.nodes or bool(finding.nodes) and all(
+            any(fnmatch.fnmatchcase(n, g) for g in self.nodes) for n in finding.nodes)
 
     def matches_signature(self, signature: str) -> bool:
         if self.signature is None:

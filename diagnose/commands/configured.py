@@ -1,6 +1,9 @@
 """The configuration file and the command line, merged: the options ``check`` and ``rules list`` share
 (``--config``, ``--no-config``, ``--select``, ``--ignore``), the run's Settings, and the catalog narrowed to
-the selected rules. Every configuration problem ends here as ``diagnose: error: ...`` and exit 2."""
+the selected rules. Every configuration problem ends here as ``diagnose: error: ...`` and exit 2.
+
+Only click is imported at the top: the command line is built at every start (``diagnose --help`` too), and
+the configuration reads the model, which brings polars."""
 
 from __future__ import annotations
 
@@ -11,8 +14,6 @@ from pathlib import Path
 import click
 
 from diagnose.commands.common import EXIT_USAGE, default_lang
-from diagnose.config import ConfigError, FileConfig, find
-from diagnose.engine.rule_selection import RuleKey, RuleSelection, UnknownSelector, split_selectors
 
 
 def config_options(fn):
@@ -39,7 +40,10 @@ def fail(messages) -> None:
     sys.exit(EXIT_USAGE)
 
 
-def file_config(config_file: str | None, no_config: bool) -> FileConfig:
+def file_config(config_file: str | None, no_config: bool):
+    """The diagnose.config.FileConfig that applies (an empty one with --no-config)."""
+    from diagnose.config import ConfigError, find
+
     if config_file and no_config:
         fail("--config and --no-config exclude each other")
     if config_file and not Path(config_file).is_file():
@@ -50,8 +54,10 @@ def file_config(config_file: str | None, no_config: bool) -> FileConfig:
         fail(exc.errors)
 
 
-def selection(cfg: FileConfig, select, ignore) -> tuple[RuleSelection, ...]:
+def selection(cfg, select, ignore) -> tuple:
     """The layers, lowest priority first: the file's select/ignore, then the command line's."""
+    from diagnose.engine.rule_selection import RuleSelection, split_selectors
+
     layers = []
     if cfg.select is not None or cfg.ignore:
         layers.append(RuleSelection(cfg.select, cfg.ignore, origin=cfg.origin))
@@ -61,7 +67,7 @@ def selection(cfg: FileConfig, select, ignore) -> tuple[RuleSelection, ...]:
     return tuple(layers)
 
 
-def rule_dirs(cfg: FileConfig, cli_dirs) -> tuple[Path, ...]:
+def rule_dirs(cfg, cli_dirs) -> tuple[Path, ...]:
     """The file's rule folders, then those of --rules."""
     dirs = tuple(cfg.rule_dirs) + tuple(Path(d) for d in cli_dirs)
     warn_empty_rule_dirs(dirs)
@@ -77,7 +83,7 @@ def warn_empty_rule_dirs(dirs) -> None:
             click.echo(f"diagnose: warning: {folder}: no rule files (*.toml) in this rules folder", err=True)
 
 
-def budget(cfg: FileConfig, items):
+def budget(cfg, items):
     """The file's budget with each --budget KEY=SIZE over it."""
     from diagnose.ingest.budget import parse_budget
 
@@ -87,15 +93,15 @@ def budget(cfg: FileConfig, items):
         raise click.BadParameter(str(exc), param_hint="--budget") from None
 
 
-def language(cfg: FileConfig, lang: str | None) -> str:
+def language(cfg, lang: str | None) -> str:
     return lang or cfg.lang or default_lang()
 
 
 def catalog(settings):
     """The selected rules and the rule-file errors; the settings with suppressed rules named by their ids.
     A selector or a suppression naming no rule is a usage error."""
+    from diagnose.engine.rule_selection import RuleKey, UnknownSelector, select_rules
     from diagnose.pipeline import SYNTHETIC_RULES, load_all_rules
-    from diagnose.engine.rule_selection import select_rules
     from diagnose.suppression import resolve_rules
 
     rules, errors = load_all_rules(settings)

@@ -22,8 +22,8 @@ nothing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from diagnose.model import CATEGORIES
 
@@ -51,7 +51,7 @@ class RuleKey:
     aliases: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, rule) -> "RuleKey":
+    def of(cls, rule) -> RuleKey:
         return cls(rule.id, rule.name, rule.category, tuple(getattr(rule, "aliases", ()) or ()))
 
 
