@@ -25,14 +25,14 @@ from typing import Any
 @dataclass(frozen=True)
 class Suppression:
     reason: str
-    rule: str | None = None  # a rule id (aliases and names are resolved to it by ``resolve_rules``)
+    rule: str | None = None  # a rule id or name (``resolve_rules`` turns names and former ids into the id)
     signature: str | None = None  # an unrecognised-error signature; `*` matches any text
     paths: tuple[str, ...] = ()
     nodes: tuple[str, ...] = ()
     origin: str = ""  # where it was written, e.g. `pyproject.toml: tool.diagnose.suppress[2]`
 
     def matches_finding(self, finding) -> bool:
-        if self.rule is None or self.rule != finding.rule_id:
+        if self.rule is None or self.rule not in (finding.rule_id, finding.name):
             return False
         if self.paths:
             files = {e.file for e in finding.evidence}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLES, run_cli, run_json
+from test_ci_outputs import validate_sarif
 
 from diagnose.fingerprint import file_shape, fingerprints
 from diagnose.model import Evidence, Finding
@@ -169,7 +170,9 @@ def test_new_findings_fail_with_fail_on_new_and_show_in_text_and_sarif(repo: Pat
     assert "[NEW] Speculative decoding (MTP)" in result.stdout
     _, report = run_json(str(MTP), "--baseline", str(base))
     assert report["findings_new"] == len([f for f in report["findings"] if f["baseline_state"] == "new"]) > 0
-    results = json.loads(sarif.read_text())["runs"][0]["results"]
+    doc = json.loads(sarif.read_text())
+    validate_sarif(doc)
+    results = doc["runs"][0]["results"]
     by_fp = {f["fingerprint"]: f for f in report["findings"]}
     for res in results:
         fp = res["partialFingerprints"]["diagnoseFinding/v1"]
