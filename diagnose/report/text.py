@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from diagnose.model import Finding, Report
+from diagnose.report.triage_note import new_mark, triage_note
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -56,8 +57,11 @@ def render(report: Report, color: bool = False, width: int = 110, lang: str = "e
     coverage = getattr(report, "coverage", None) or {}
     if coverage.get("status") == "partial":  # diagnose/coverage.py: a clean list covers only what was read
         console.print(Text(clean(coverage["text"]), style="bold yellow"))
+    note = triage_note(report, lang)  # new/known since a findings baseline; suppressed by the configuration
+    if note:
+        console.print(Text(note, style="dim"))
     if report.findings:
-        console.print(_summary_table(report.findings, lab))
+        console.print(_summary_table(report.findings, lab, lang))
         for i, finding in enumerate(report.findings, 1):
             console.print(_panel(i, finding, lab))
     elif not report.verdict:
@@ -98,7 +102,7 @@ def _header(report: Report, lab: dict) -> Text:
     return text
 
 
-def _summary_table(findings: list[Finding], lab: dict) -> Table:
+def _summary_table(findings: list[Finding], lab: dict, lang: str = "en") -> Table:
     table = Table(title=lab["findings"], box=box.SIMPLE_HEAVY, title_justify="left", expand=False)
     table.add_column("#", justify="right")
     table.add_column("severity")
@@ -114,7 +118,8 @@ def _summary_table(findings: list[Finding], lab: dict) -> Table:
             Text(f.severity, style=SEVERITY_STYLE[f.severity]),
             f.rule_id,
             f.category,
-            Text(clean(f.title) + (f"  ← {f.caused_by}" if f.caused_by else "")),
+            Text((f"[{new_mark(f, lang)}] " if new_mark(f, lang) else "") + clean(f.title)
+                 + (f"  ← {f.caused_by}" if f.caused_by else "")),
             str(f.count),
             Text(clean(_where(f))),
             f.first_seen.strftime("%m-%d %H:%M:%S") if f.first_seen else "-",
