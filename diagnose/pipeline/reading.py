@@ -54,7 +54,8 @@ class Parsed:
     series: pl.DataFrame | None = None  # every periodic metric row, compact (diagnose/series.py)
     stamps: pl.DataFrame | None = None  # STAMP_COLUMNS (+ text) of lines kept only for their signals, until dated
     files: pl.DataFrame | None = None  # file, mtime: for dating
-    extra: dict = field(default_factory=dict)  # what a stage hands a later one (the preflight tap)
+    extra: dict = field(default_factory=dict)  # what a stage hands a later one (the preflight tap, origins)
+    derived: list[InputFile] = field(default_factory=list)  # inputs the run wrote itself (not files read)
 
 
 class _Taken(NamedTuple):
@@ -250,6 +251,8 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
     try:
         with src.open() as stream:
             kind = settings.kind or registry.sniff(src.rel or src.path, head_lines(peek_head(stream)))
+            if kind == registry.SOURCE_CODE:
+                return Skipped(src.path, "Python source code, not a log (not read)")
             ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=mtime_of(src.mtime))
             source = registry.get(kind)
             if source.streams is not None and source.streams(src.rel or src.path):
@@ -298,9 +301,10 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
     signals = pl.concat([p[2] for p in parts], how="vertical_relaxed") if len(parts) > 1 else parts[0][2]
     series = pl.concat([p[3] for p in parts]) if len(parts) > 1 else parts[0][3]
     notes = [n for n in (src.note, _cut_note(info, settings.budget.max_line_bytes)) if n]
+    # A cut, a read error or a line passed over by the budget: the file was read only in part (coverage.py).
     info_row = InputFile(
         path=src.path, kind=kind, lines=info.lines, bytes=info.bytes, raw_lines=raw, node=src.node,
-        encoding=info.encoding, note="; ".join(notes) or None,
+        encoding=info.encoding, note="; ".join(notes) or None, incomplete="; ".join(notes) or None,
     )
     return records, stamps, signals, series, info_row
 

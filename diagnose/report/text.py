@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from diagnose.model import Finding, Report
+from diagnose.report.triage_note import new_mark, triage_note
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -26,13 +27,13 @@ _LABELS = {
         "findings": "Findings", "none": "No findings.", "evidence": "Evidence", "fix": "What to do",
         "because": "because of", "read": "read", "files": "files", "lines": "lines", "raw": "kept raw",
         "skipped": "Skipped", "errors": "Internal errors (the run is incomplete)", "means": "What it means",
-        "refs": "References", "seen": "seen", "times": "times", "where": "where",
+        "refs": "References", "seen": "seen", "times": "times", "where": "where", "in_part": "Read in part",
     },
     "zh": {
         "findings": "发现的问题", "none": "未发现问题。", "evidence": "证据", "fix": "处理建议",
         "because": "起因", "read": "已读取", "files": "个文件", "lines": "行", "raw": "未解析（保留原文）",
         "skipped": "已跳过", "errors": "内部错误（结果不完整）", "means": "含义",
-        "refs": "参考", "seen": "出现", "times": "次", "where": "位置",
+        "refs": "参考", "seen": "出现", "times": "次", "where": "位置", "in_part": "只读取了一部分",
     },
 }
 
@@ -50,10 +51,17 @@ def render(report: Report, color: bool = False, width: int = 110, lang: str = "e
     lab = _LABELS.get(lang, _LABELS["en"])
     console.print(_header(report, lab))
     if report.verdict:
-        style = {"root-cause": "bold", "no-known-cause": "bold yellow", "clean": "green"}.get(report.verdict["kind"], "")
+        style = {"root-cause": "bold", "no-known-cause": "bold yellow", "clean": "green",
+                 "nothing-analysed": "bold red"}.get(report.verdict["kind"], "")
         console.print(Text(clean(report.verdict["text"]), style=style))
+    coverage = getattr(report, "coverage", None) or {}
+    if coverage.get("status") == "partial":  # diagnose/coverage.py: a clean list covers only what was read
+        console.print(Text(clean(coverage["text"]), style="bold yellow"))
+    note = triage_note(report, lang)  # new/known since a findings baseline; suppressed by the configuration
+    if note:
+        console.print(Text(note, style="dim"))
     if report.findings:
-        console.print(_summary_table(report.findings, lab))
+        console.print(_summary_table(report.findings, lab, lang))
         for i, finding in enumerate(report.findings, 1):
             console.print(_panel(i, finding, lab))
     elif not report.verdict:
@@ -64,6 +72,11 @@ def render(report: Report, color: bool = False, width: int = 110, lang: str = "e
         from diagnose.report.comparison import comparison_table
 
         console.print(comparison_table(report, lang))
+    in_part = coverage.get("incomplete") or []
+    if in_part:
+        console.print(Text(f"{lab['in_part']} ({len(in_part)}):", style="bold"))
+        for item in in_part[:50]:
+            console.print(Text(f"  {clean(item['path'])}: {clean(item['reason'])}"))
     if report.skipped:
         console.print(Text(f"{lab['skipped']} ({len(report.skipped)}):", style="bold"))
         for s in report.skipped[:50]:
@@ -89,7 +102,7 @@ def _header(report: Report, lab: dict) -> Text:
     return text
 
 
-def _summary_table(findings: list[Finding], lab: dict) -> Table:
+def _summary_table(findings: list[Finding], lab: dict, lang: str = "en") -> Table:
     table = Table(title=lab["findings"], box=box.SIMPLE_HEAVY, title_justify="left", expand=False)
     table.add_column("#", justify="right")
     table.add_column("severity")
@@ -105,7 +118,8 @@ def _summary_table(findings: list[Finding], lab: dict) -> Table:
             Text(f.severity, style=SEVERITY_STYLE[f.severity]),
             f.rule_id,
             f.category,
-            Text(clean(f.title) + (f"  ← {f.caused_by}" if f.caused_by else "")),
+            Text((f"[{new_mark(f, lang)}] " if new_mark(f, lang) else "") + clean(f.title)
+                 + (f"  ← {f.caused_by}" if f.caused_by else "")),
             str(f.count),
             Text(clean(_where(f))),
             f.first_seen.strftime("%m-%d %H:%M:%S") if f.first_seen else "-",
