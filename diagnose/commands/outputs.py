@@ -63,9 +63,18 @@ class OutputError(Exception):
 
 
 def write_atomic(target: str, text: str, option: str = "-o") -> None:
-    """Write ``text`` to ``target`` through a temporary file in the same folder and a rename."""
+    """Write ``text`` to ``target`` through a temporary file in the same folder and a rename. A target that
+    is no regular file (``/dev/null``, ``/dev/stdout``, a FIFO) is written as it is: a rename would put a
+    regular file in place of the device, which root may do."""
     path = Path(target)
     folder = path.parent if str(path.parent) else Path(".")
+    if _special(path):
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise OutputError(f"cannot write {option} {target}: {exc.strerror or exc}") from None
+        return
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
     except OSError as exc:
@@ -83,6 +92,13 @@ def write_atomic(target: str, text: str, option: str = "-o") -> None:
         if isinstance(exc, OSError):
             raise OutputError(f"cannot write {option} {target}: {exc.strerror or exc}") from None
         raise
+
+
+def _special(path: Path) -> bool:
+    try:
+        return not stat.S_ISREG(path.stat().st_mode)  # the link's target, for /dev/stdout
+    except OSError:  # not there yet (or not reachable: the temporary file says why)
+        return False
 
 
 def _mode_for(path: Path) -> int:
