@@ -177,7 +177,7 @@ def main() -> int:
             make, expect = CASES[name]
             path = make(folder, size)
             row = run_case(name, path, folder)
-            # Exit codes: 1 the OOM after the long line was found, 4 nothing analysed (the bomb was all), 5 read in part.
+            # Exit 1: the OOM after the long line was found; 4: nothing analysed (the bomb was all); 5: read in part.
             ok = row["peak_rss_mb"] < args.max_rss and expect in row["said"] and row["exit"] in (1, 4, 5)
             if name.startswith("line") and name != "line-table":
                 ok = ok and row["oom_found"]  # the line after the huge one is still read

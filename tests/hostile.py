@@ -30,8 +30,9 @@ MARKUP = ("(Worker_TP0 pid=9) ERROR 09-03 14:00:12 [worker.py:1] RuntimeError: N
 # File names as they come from other machines: bytes that are not UTF-8 (GBK from Chinese-locale Windows,
 # broken bytes), a newline, a leading dash, shell and HTML syntax, a bidirectional override.
 HOSTILE_NAMES = [
-    "显存日志.log".encode("gbk"), b"\xff\xfe broken.log", b"new\nline.log", b"-rf --help.log", b"$(touch pwned).log",
-    b"a;b|c&d.log", b"<img src=x onerror=alert(3)>.log", "rtl\u202egol.txt.log".encode(), b"tab\tand\x1b[31mesc.log",
+    "显存日志.log".encode("gbk"), b"\xff\xfe broken.log", b"new\nline.log", b"-rf --help.log",
+    b"$(touch pwned).log", b"a;b|c&d.log", b"<img src=x onerror=alert(3)>.log", "rtl\u202egol.txt.log".encode(),
+    b"tab\tand\x1b[31mesc.log",
 ]
 
 

@@ -29,7 +29,8 @@ HEADS = [
     "[rank3]: ", "| NPU  Name  | Health  |", "| 0     910B3               | OK            | 95.1 ",
     "+-------------------+", "Kernel Name,Task Type,", "Name,Type,Accelerator Core,Start Time(us),Duration(us),",
     "MatMul,MatMul,AI_CORE,\"1\t\",2.0,INT8", "Step,Computing,Communication(Not Overlapped),Free\n1,",
-    "{\"a\": [", "{\"results\": {\"gsm8k\": {\"acc,none\": ", "{\"date\": \"20251118-093012\", \"request_throughput\": ",
+    "{\"a\": [", "{\"results\": {\"gsm8k\": {\"acc,none\": ",
+    "{\"date\": \"20251118-093012\", \"request_throughput\": ",
     "| dataset | version | metric | mode | ", "# HELP vllm:num_requests_running ", "# TYPE vllm:x gauge",
     "vllm:num_requests_running{engine=\"0\"} ", "Version=8.0.RC3", "package_name=Ascend-cann-toolkit",
     "138,237,145,251,", "2025-10-15T00:04:48Z ", "Traceback (most recent call last):", "  File \"x.py\", line 1",
@@ -118,8 +119,8 @@ def test_arbitrary_bytes_through_the_whole_pipeline(data):
 # --- the line reader ------------------------------------------------------------------------------------------
 
 # Lines of a log without a lone CR (a file with CR only is split on CR: decode.split_lines), some ending CRLF.
-ASCII_LINES = st.lists(st.tuples(st.text(alphabet="ab \t", max_size=40), st.booleans()).map(lambda t: t[0] + "\r" * t[1]),
-                       max_size=30)
+ASCII_LINES = st.lists(st.tuples(st.text(alphabet="ab \t", max_size=40), st.booleans())
+                       .map(lambda t: t[0] + "\r" * t[1]), max_size=30)
 
 
 @settings(max_examples=300, deadline=None)

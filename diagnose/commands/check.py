@@ -36,8 +36,8 @@ from diagnose.exitcodes import exit_code
 @click.option("--color/--no-color", default=None, help="Colour (default: only on a terminal).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit code (and -o output).")
 @click.option("--budget", "budget_items", multiple=True, metavar="KEY=SIZE",
-              help="Raise or lower a reading limit, e.g. max_file_bytes=8G, max_total_bytes=200G, max_line_bytes=16M, "
-                   "max_members=500000, max_ratio=500, bomb_floor=256M (repeatable).")
+              help="Raise or lower a reading limit, e.g. max_file_bytes=8G, max_total_bytes=200G, "
+                   "max_line_bytes=16M, max_members=500000, max_ratio=500, bomb_floor=256M (repeatable).")
 @click.option("--baseline", type=click.Path(exists=True),
               help="Compare benchmark/accuracy results with a baseline: an earlier run (folder or file), a TOML "
                    "of expected numbers with tolerances, or an earlier diagnose JSON report (which also marks each "

@@ -9,8 +9,9 @@ Every name therefore becomes display text here, the same way wherever it came fr
   and disks written on Chinese-locale Windows carry such names;
 - any other byte that is not UTF-8 is shown as ``\\xNN`` (``\\xff\\xfe.log``), and so are the ASCII control
   characters (newline ``\\x0a``, tab, ESC, DEL); C1 controls and the bidirectional-override and line-separator
-  characters, which can make a name read backwards or break a line, are shown as ``\\uNNNN``. Everything else (``$(...)``, ``;``, a leading
-  ``-``, ``<b>``) stays as it is: each output format escapes its own special characters.
+  characters, which can make a name read backwards or break a line, are shown as ``\\uNNNN``. Everything
+  else (``$(...)``, ``;``, a leading ``-``, ``<b>``) stays as it is: each output format escapes its own
+  special characters.
 
 zip members without the UTF-8 flag are named in the archive's own code page, which the zip format leaves
 unsaid: as unzip does, the Info-ZIP Unicode path field wins when present, else the name is tried as UTF-8,
