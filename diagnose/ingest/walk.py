@@ -124,7 +124,7 @@ def _from_file(path: Path, rel: str, display: str, budget: Budget) -> Iterator[S
         yield source(display, rel[:-3], node, None, st.st_mtime, lambda: _GzipOnDisk(path), budget,
                      Ratio(st.st_size), standalone=True)
     elif st.st_size > budget.max_file_bytes:  # refused before a byte is read (the meter would, at the end)
-        yield Skipped(display, f"larger than the per-file limit of {budget.max_file_bytes} bytes (not read)")
+        yield Skipped(display, f"larger than the per-file limit of {budget.max_file_bytes} bytes")
     else:
         # Unbuffered: the meter's own buffer reads it, one system call a read, so the bytes read before a
         # failing one (EIO) are kept rather than lost inside a second buffer.
