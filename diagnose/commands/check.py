@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from diagnose.commands.common import (
-    EXIT_USAGE, SEVERITY_CHOICES, default_lang, exit_code, parse_time, width, write_output,
+    EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, default_lang, exit_code, parse_time, use_color, width,
+    write_output,
 )
 
 
@@ -33,7 +34,7 @@ from diagnose.commands.common import (
 @click.option("--since", help="Ignore records before this time (YYYY-MM-DD[ HH:MM[:SS]]).")
 @click.option("--until", help="Ignore records after this time.")
 @click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of titles and remediation.")
-@click.option("--color/--no-color", default=None, help="Colour (default: only on a terminal).")
+@color_option
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit code (and -o output).")
 @click.option("--budget", "budget_items", multiple=True, metavar="KEY=SIZE",
               help="Raise or lower a reading limit, e.g. max_file_bytes=8G, max_total_bytes=200G, "
@@ -42,7 +43,7 @@ from diagnose.commands.common import (
               help="Compare benchmark/accuracy results with a baseline: an earlier run (folder or file), a TOML "
                    "of expected numbers with tolerances, or an earlier diagnose JSON report.")
 def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, redact, fail_on, exit_zero, rule_dirs,
-          no_builtin_rules, since, until, lang, color, quiet, budget_items=(), baseline=None):
+          no_builtin_rules, since, until, lang, color, no_color, quiet, budget_items=(), baseline=None):
     """Analyse the logs under PATH... and report findings, most likely root cause first.
 
     \b
@@ -86,13 +87,20 @@ def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, reda
     rules, rule_errors = load_catalog(settings)
     filters = filters_for(rules)
 
-    with progress_reporter(enabled=not quiet) as progress:
+    # Progress on standard error (a terminal only): reading, parsing, rules, report; erased before any output.
+    with progress_reporter(list(paths), enabled=not quiet, lang=settings.lang) as progress:
         parsed = read_paths(list(paths), settings, filters, progress)
-    report = diagnose(parsed, rules, rule_errors, settings, filters)
-    if redact:
-        from diagnose.redact import redact_report
+        report = diagnose(parsed, rules, rule_errors, settings, filters, progress)
+        if progress is not None:
+            progress.phase("report")
+        if redact:
+            from diagnose.redact import redact_report
 
-        report = redact_report(report)
+            report = redact_report(report)
+        colored = fmt == "text" and use_color(color_choice(color, no_color), to_file=bool(output))
+        # Every format gets the same options; each takes what it needs (paths: the input roots for relative paths).
+        opts = dict(lang=settings.lang, paths=list(paths), fail_on=fail_on, catalog=rules)
+        text = render(fmt, report, color=colored, width=width(to_file=bool(output)), **opts) if report.inputs else ""
     github = os.environ.get("GITHUB_ACTIONS") == "true"
 
     if not report.inputs:
@@ -104,15 +112,10 @@ def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, reda
             click.echo("::error title=diagnose::no input could be read; nothing was diagnosed")
         sys.exit(EXIT_USAGE)
 
-    use_color = color if color is not None else (output is None and sys.stdout.isatty())
-    # Every format gets the same options; each takes what it needs (paths: the input roots for relative paths).
-    opts = dict(lang=settings.lang, paths=list(paths), fail_on=fail_on, catalog=rules)
-    text = render(fmt, report, color=use_color if fmt == "text" else False,
-                  width=width() if use_color else 110, **opts)
     if output:
         write_output(output, text)
     elif not quiet:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=colored)  # click strips colour in a pipe unless told
     for extra_fmt, target in (("sarif", sarif_out), ("junit", junit_out), ("markdown", markdown_out),
                               ("json", json_out)):
         if target:
