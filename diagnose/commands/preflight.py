@@ -64,7 +64,8 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
     try:
         text, inputs, skipped = build_facts(model_dir, serve_cmd, serve_script, mindie_config, target)
     except LaunchUnreadable as exc:
-        click.echo(f"diagnose: error: {exc}", err=True)
+        for problem in str(exc).splitlines():
+            click.echo(f"diagnose: error: {problem}", err=True)
         sys.exit(EXIT_USAGE)
     if facts_out == "-":  # show the facts (capacity arithmetic included); stderr when stdout is machine-readable
         click.echo(text, err=fmt != "text")
