@@ -31,12 +31,12 @@ _UNSIZED = (".tar.bz2", ".tbz2", ".tar.xz", ".txz")  # no cheap way to the uncom
 class LineProgress:
     """The progress line. ``phase`` and ``advance`` may be called from the reading workers' threads."""
 
-    def __init__(self, stream, total: int | None, lang: str = "en", show_after: float = SHOW_AFTER,
+    def __init__(self, stream, total: int | None, lang: str = "en", show_after: float | None = None,
                  clock=time.monotonic):
         self.stream, self.total, self.clock = stream, total, clock
         self.names = PHASES.get(lang, PHASES["en"])
-        self.start = clock()
-        self.show_after = show_after
+        self.start = self.last = clock()
+        self.show_after = SHOW_AFTER if show_after is None else show_after
         self.current, self.done, self.path = "reading", 0, ""
         self.drawn = False
         self._lock = threading.Lock()
@@ -50,6 +50,9 @@ class LineProgress:
         with self._lock:
             self.done += nbytes
             self.path = path
+            due = self.clock() - self.last >= TICK
+        if due:
+            self.draw()
 
     def line(self, cols: int = 80) -> str:
         """The line, at most ``cols - 1`` wide: one line, never wrapped (\r rewrites only the line it is on)."""
@@ -72,6 +75,7 @@ class LineProgress:
             return
         with self._lock:
             text = self.line(_columns(self.stream))
+            self.last = self.clock()
             try:
                 self.stream.write("\r" + text + "\x1b[K")
                 self.stream.flush()

@@ -97,8 +97,8 @@ def _inputs_line(report: Report, lab: dict, lang: str) -> str:
     lines = sum(i.lines for i in report.inputs)
     raw = sum(i.raw_lines for i in report.inputs)
     kind_text = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
-    text = (f"{lab['read']} {counted(len(report.inputs), lab['files'], lang)} ({kind_text or '-'}): "
-            f"{counted(lines, lab['lines'], lang)}, {raw:,} {lab['raw']}")
+    text = (f"{lab['read']} {counted(len(report.inputs), lab['files'])} ({kind_text or '-'}): "
+            f"{counted(lines, lab['lines'])}, {raw:,} {lab['raw']}")
     if report.skipped:
         text += f"; {len(report.skipped):,} {lab['skipped'].lower()}"
     return text + ("" if lang == "zh" else ".")
@@ -121,7 +121,7 @@ def _finding_list(findings: list[Finding], lab: dict, lang: str) -> Table:
 
 
 def _facts(f: Finding, lab: dict, lang: str) -> list[str]:
-    parts = [lab["once"] if f.count == 1 else f"{lab['seen']} {counted(f.count, lab['times'], lang)}"]
+    parts = [lab["once"] if f.count == 1 else f"{lab['seen']} {counted(f.count, lab['times'])}"]
     where = f.short_where(",")
     if where:
         parts.append(clean(where))

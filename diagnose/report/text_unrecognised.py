@@ -27,10 +27,10 @@ def unrecognised(report: Report, lang: str) -> Group:
     t = _TEXT.get(lang, _TEXT["en"])
     items = report.unrecognised
     more = getattr(report, "unrecognised_more", 0) or 0
-    head = Text(f"{t['head']}: {counted(len(items) + more, t['signatures'], lang)}", style="bold")
+    head = Text(f"{t['head']}: {counted(len(items) + more, t['signatures'])}", style="bold")
     new = getattr(report, "unrecognised_new", None)
     if new is not None:
-        head.append(f"; {counted(new, t['new'], lang)}", style="bold yellow" if new else "")
+        head.append(f"; {counted(new, t['new'])}", style="bold yellow" if new else "")
     grid = Table.grid(padding=(0, 1), expand=False)
     grid.add_column(justify="right", no_wrap=True)
     grid.add_column(justify="right", no_wrap=True)

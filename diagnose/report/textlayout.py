@@ -81,6 +81,8 @@ def break_long_words(text: Text, longest: int, piece: int | None = None) -> Text
     plain = text.plain
     cuts: list[int] = []
     for m in re.finditer(r"\S{%d,}" % (longest + 1), plain):
+        if not m.group().isascii():
+            continue  # Chinese text has no blanks between words: rich folds it at any character, as it should
         pos, end = m.span()
         while end - pos > piece:
             window = plain[pos:pos + piece]
@@ -104,10 +106,9 @@ def break_long_words(text: Text, longest: int, piece: int | None = None) -> Text
     return out
 
 
-def counted(n: int, forms: tuple[str, str], lang: str = "en") -> str:
-    """``1 file``, ``2 files``; Chinese nouns do not inflect (``forms`` are the same word then)."""
-    word = forms[0] if n == 1 else forms[1]
-    return f"{n:,}{'' if lang == 'zh' else ' '}{word}"
+def counted(n: int, forms: tuple[str, str]) -> str:
+    """``1 file``, ``2 files``; Chinese nouns do not inflect (``forms`` are the same word then: ``2 个文件``)."""
+    return f"{n:,} {forms[0] if n == 1 else forms[1]}"
 
 
 class Trimmed:
