@@ -66,10 +66,11 @@ def main() -> None:
 
     \b
     Usage: diagnose [OPTIONS] PATH...        analyse logs (folders, files, .gz, .tar.gz, .zip, - for stdin)
-           diagnose rules list|show|test|docs|new   the rule catalog
+           diagnose rules list|show|test|docs|new|signals   the rule catalog
            diagnose preflight MODEL_DIR ...  check weights metadata and launch settings before starting
            diagnose expert-load DUMPS ...    weekly expert-load report and a better expert placement
-    Run `diagnose check --help` for the analysis options (--format, --fail-on, --rules, ...).
+    Run `diagnose check --help` for the analysis options (--format, --fail-on, --rules, --select, ...).
+    Defaults come from .diagnose.toml or [tool.diagnose] in pyproject.toml (see docs/ci.md).
     """
 
 

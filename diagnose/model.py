@@ -155,6 +155,8 @@ class Finding:
     caused_by: str | None = None  # rule id of the finding this one is a consequence of
     facts: dict[str, Any] = field(default_factory=dict)  # the numbers behind the summary
     generic: bool = False  # says only the family of a failure (an unlisted or "inner error" code): ranked after specific ones
+    fingerprint: str | None = None  # stable across runs (diagnose/fingerprint.py): findings baselines, SARIF
+    baseline_state: str | None = None  # with a findings baseline (--baseline report.json): "new" or "known"
 
     def short_where(self, sep: str = ",") -> str:
         """A few nodes and ranks for a table cell (``node-0,node-1 rank 0,8,13``); empty when unknown."""
@@ -182,6 +184,8 @@ class Finding:
             "remediation": self.remediation,
             "references": list(self.references),
             "caused_by": self.caused_by,
+            "fingerprint": self.fingerprint,
+            **({"baseline_state": self.baseline_state} if self.baseline_state else {}),
         }
 
 
@@ -243,6 +247,10 @@ class Report:
     unrecognised_new: int | None = None
     # the one-line verdict (diagnose/verdict.py): kind, text, and where it points
     verdict: dict[str, Any] = field(default_factory=dict)
+    # findings and signatures the configuration suppresses, each with its reason (diagnose/suppression.py)
+    suppressed: list[dict[str, Any]] = field(default_factory=list)
+    # with a findings baseline (--baseline report.json): how many findings are new; None without one
+    findings_new: int | None = None
 
     @property
     def incomplete(self) -> bool:
@@ -266,6 +274,9 @@ class Report:
         out["unrecognised_more"] = self.unrecognised_more
         if self.unrecognised_new is not None:
             out["unrecognised_new"] = self.unrecognised_new
+        if self.findings_new is not None:
+            out["findings_new"] = self.findings_new
+        out["suppressed"] = [dict(s) for s in self.suppressed]
         return out
 
 

@@ -29,6 +29,7 @@ from diagnose.engine.select import select
 from diagnose.model import SEVERITY_RANK, Evidence, Finding
 
 ROOT_ID = "RC001"
+ROOT_NAME = "first-failing-rank"  # --select/--ignore and suppressions may name it like a rule
 _TIMEOUTS = ("hccl_exec_timeout_s", "hccl_connect_timeout_s", "hccl_watchdog_timeout_s")
 
 _TEXT = {
@@ -191,7 +192,7 @@ def _synthetic(txt: dict, summary: str, facts: dict, echo: pl.DataFrame, root: d
         evidence.append(Evidence(file, int(line), _line_text(records, file, line)))
     first = root["ts"] if root is not None else echo["ts"].drop_nulls().min()
     return Finding(
-        rule_id=ROOT_ID, name="first-failing-rank", category="communication", severity="error",
+        rule_id=ROOT_ID, name=ROOT_NAME, category="communication", severity="error",
         title=txt["title"], summary=summary, count=int(facts.get("waiting_ranks") or 0),
         first_seen=first, last_seen=echo["ts"].drop_nulls().max(),
         nodes=[root["node"]] if root is not None and root["node"] else [],

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import click
 
+from diagnose.commands import configured
 from diagnose.commands.common import (
-    EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, default_lang, exit_code, parse_time, use_color, width,
-    write_output,
+    EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, exit_code, parse_time, use_color, width, write_output,
 )
 
 
@@ -25,8 +24,10 @@ from diagnose.commands.common import (
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Also write the JSON report here.")
 @click.option("--redact", is_flag=True,
               help="Mask IP addresses, host names, home paths and tokens in every output (same value, same mask).")
-@click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default="error", show_default=True,
-              help="Exit 1 when a finding is at or above this severity.")
+@click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default=None,
+              help="Exit 1 when a finding is at or above this severity (default: error, or the config's fail-on).")
+@click.option("--fail-on-new", is_flag=True,
+              help="With --baseline REPORT.json: only findings (and error signatures) new since that report fail.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings (errors reading input still fail).")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(exists=True),
               help="Extra rule files or folders (repeatable).")
@@ -41,9 +42,12 @@ from diagnose.commands.common import (
                    "max_members=500000, max_ratio=500, bomb_floor=256M (repeatable).")
 @click.option("--baseline", type=click.Path(exists=True),
               help="Compare benchmark/accuracy results with a baseline: an earlier run (folder or file), a TOML "
-                   "of expected numbers with tolerances, or an earlier diagnose JSON report.")
+                   "of expected numbers with tolerances, or an earlier diagnose JSON report (which also marks each "
+                   "finding and error signature new or known).")
+@configured.config_options
 def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, redact, fail_on, exit_zero, rule_dirs,
-          no_builtin_rules, since, until, lang, color, no_color, quiet, budget_items=(), baseline=None):
+          no_builtin_rules, since, until, lang, color, no_color, quiet, budget_items=(), baseline=None, fail_on_new=False,
+          config_file=None, no_config=False, select=(), ignore=()):
     """Analyse the logs under PATH... and report findings, most likely root cause first.
 
     \b
@@ -53,25 +57,27 @@ def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, reda
     Markdown summary is appended to $GITHUB_STEP_SUMMARY when that variable is set.
     """
     from diagnose.engine import load_rules
-    from diagnose.ingest.budget import parse_budget
-    from diagnose.pipeline import Settings, diagnose, filters_for, load_catalog, read_paths
+    from diagnose.findings_baseline import only_new, read_report
+    from diagnose.pipeline import Settings, diagnose, filters_for, read_paths
     from diagnose.progress import progress_reporter
     from diagnose.report import render
 
-    try:
-        budget = parse_budget(list(budget_items))
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--budget") from None
+    cfg = configured.file_config(config_file, no_config)  # command-line options win over the file
+    fail_on = fail_on or cfg.fail_on or "error"
     settings = Settings(
-        rule_dirs=tuple(Path(d) for d in rule_dirs),
+        rule_dirs=configured.rule_dirs(cfg, rule_dirs),
         builtin_rules=not no_builtin_rules,
         since=parse_time(since, "--since"),
         until=parse_time(until, "--until"),
-        lang=lang or default_lang(),
-        budget=budget,
+        lang=configured.language(cfg, lang),
+        budget=configured.budget(cfg, budget_items),
         baseline=baseline,
         timeline=fmt == "html",
+        selection=configured.selection(cfg, select, ignore),
+        suppressions=cfg.suppressions,
     )
+    if fail_on_new and read_report(baseline) is None:
+        configured.fail("--fail-on-new needs --baseline REPORT.json, an earlier diagnose JSON report")
     if baseline and baseline.lower().endswith(".toml"):  # a broken baseline TOML is a configuration error
         from diagnose.validation import load_baseline
 
@@ -84,7 +90,7 @@ def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, reda
         for err in user_errors:
             click.echo(f"diagnose: error: {err}", err=True)
         sys.exit(EXIT_USAGE)
-    rules, rule_errors = load_catalog(settings)
+    rules, rule_errors, settings = configured.catalog(settings)  # the selected rules; suppressions by rule id
     filters = filters_for(rules)
 
     # Progress on standard error (a terminal only): reading, parsing, rules, report; erased before any output.
@@ -135,4 +141,4 @@ def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, reda
                 fh.write(summary)
         except OSError as exc:
             click.echo(f"diagnose: warning: cannot append to $GITHUB_STEP_SUMMARY: {exc.strerror or exc}", err=True)
-    sys.exit(exit_code(report, fail_on, exit_zero))
+    sys.exit(exit_code(only_new(report) if fail_on_new else report, fail_on, exit_zero))

@@ -3,7 +3,7 @@ without costing the findings of the others is wrapped once (``_guarded``): its f
 report's errors (which makes the run incomplete) and the next stage goes on.
 
     read ─► date ─► derived inputs ─► bundle passes ─► window ─► validate ─► rules ─► rank ─► root cause
-         ─► timeline ─► signatures
+         ─► signatures ─► triage (fingerprints, suppressions, findings baseline) ─► timeline
 
 A parser never knows about rules, a rule never opens a file (the rules stage hands the engine a reader for
 evidence lines whose text was not kept), a reporter never re-reads logs: data flows one way.
@@ -42,6 +42,8 @@ class Run:
     errors: list[str] = field(default_factory=list)  # failures of the stages from the rules on
     timeline: pl.DataFrame | None = None
     unrecognised: tuple[list[dict[str, Any]], int, int | None] = ([], 0, None)
+    suppressed: list[dict[str, Any]] = field(default_factory=list)  # by the configuration, with reasons
+    findings_new: int | None = None  # with a findings baseline: how many findings are new
 
 
 @dataclass(frozen=True)
@@ -183,10 +185,17 @@ def _timeline(run: Run) -> None:
 
 
 def _signatures(run: Run) -> None:
-    """Errors no rule explains, grouped into signatures (diagnose/signatures.py)."""
-    from diagnose.signatures import section
+    """Errors no rule explains, grouped into signatures, minus suppressed ones (diagnose/pipeline/triage.py)."""
+    from diagnose.pipeline.triage import unrecognised
 
-    run.unrecognised = section(run.findings, run.rules, run.parsed.records, run.parsed.signals, run.settings.baseline)
+    unrecognised(run)
+
+
+def _triage(run: Run) -> None:
+    """Fingerprints, suppressed findings, new/known against a findings baseline (diagnose/pipeline/triage.py)."""
+    from diagnose.pipeline.triage import triage
+
+    triage(run)
 
 
 ANALYSIS: list[tuple[Stage, str]] = [  # (stage, where its failure is recorded)
@@ -194,8 +203,9 @@ ANALYSIS: list[tuple[Stage, str]] = [  # (stage, where its failure is recorded)
     (Stage("rules", _rules), "run"),
     (Stage("rank", _rank), "run"),
     (Stage("root cause", _root_cause, failure="root cause across ranks"), "run"),
-    (Stage("timeline", _timeline, failure="html timeline"), "run"),
     (Stage("signatures", _signatures, failure="unrecognised error signatures"), "run"),
+    (Stage("triage", _triage, failure="suppressions and the findings baseline"), "run"),
+    (Stage("timeline", _timeline, failure="html timeline"), "run"),  # of the findings left after triage
 ]
 
 
@@ -225,4 +235,6 @@ def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings
         series=p.series,
         panels=[(panel.title, panel.unit, panel.signals) for panel in registry.panels()],
         timeline=run.timeline,
+        suppressed=run.suppressed,
+        findings_new=run.findings_new,
     )

@@ -18,6 +18,7 @@ from collections import Counter
 
 from diagnose.model import Finding, Report
 from diagnose.report.sarif import relative_path
+from diagnose.report.triage_note import new_mark, triage_note
 
 MAX_BYTES = 1_000_000
 MAX_TABLE_ROWS = 100
@@ -105,6 +106,9 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
         add("> [!WARNING]\n> " + lab["incomplete"].format(n=len(report.errors)) + "\n\n")
     if report.verdict and report.verdict.get("kind") != "clean":
         add("**" + escape(report.verdict["text"]) + "**\n\n")
+    note = triage_note(report, lang)  # new/known since a findings baseline; suppressed by the configuration
+    if note:
+        add(escape(note) + "\n\n")
 
     if not findings:
         add((escape(report.verdict["text"]) if report.verdict.get("kind") == "clean" else lab["none"]) + "\n\n")
@@ -112,7 +116,8 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
         add(lab["cols"] + "\n|---:|---|---|---|---:|---|---|\n")
         shown_rows = 0
         for i, f in enumerate(findings[:MAX_TABLE_ROWS], 1):
-            title = escape(f.title) + (f" ← {escape(f.caused_by)}" if f.caused_by else "")
+            mark = new_mark(f, lang)
+            title = (f"**{mark}** " if mark else "") + escape(f.title) + (f" ← {escape(f.caused_by)}" if f.caused_by else "")
             first = f.first_seen.strftime("%Y-%m-%d %H:%M:%S") if f.first_seen else "-"
             row = (f"| {i} | {ICONS.get(f.severity, '')} {f.severity} | {escape(f.rule_id)} "
                    f"| {title} | {f.count} | {escape(_where(f)) or '-'} | {first} |\n")

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from diagnose.model import Finding, Report
 from diagnose.report.textlayout import Hanging, Heading, Trimmed, clean, counted
+from diagnose.report.triage_note import new_mark, triage_note
 
 SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "cyan"}
 VERDICT_STYLE = {"root-cause": "bold", "no-known-cause": "bold yellow", "notes": "green", "clean": "green"}
@@ -56,6 +57,9 @@ def render(report: Report, color: bool = False, width: int = 100, lang: str = "e
         console.print(Hanging(clean(report.verdict["text"]), 0, 2,
                               style=VERDICT_STYLE.get(report.verdict["kind"], "")))
     console.print(Hanging(_inputs_line(report, lab, lang), 0, 2, style="dim"))
+    note = triage_note(report, lang)  # new/known since a findings baseline; suppressed by the configuration
+    if note:
+        console.print(Hanging(note, 0, 2, style="dim"))
     if report.findings:
         console.print()
         console.print(Text(f"{lab['findings']} ({len(report.findings)})", style="bold"))
@@ -113,7 +117,11 @@ def _finding_list(findings: list[Finding], lab: dict, lang: str) -> Table:
     grid.add_column(no_wrap=True)
     grid.add_column(ratio=1, overflow="fold")
     for i, f in enumerate(findings, 1):
-        body = Text(clean(f.title))
+        body = Text()
+        mark = new_mark(f, lang)
+        if mark:
+            body.append(f"[{mark}] ", style="bold yellow")
+        body.append(clean(f.title))
         body.append("\n")
         body.append(" · ".join(_facts(f, lab, lang)), style="dim")
         grid.add_row(f" {i}", Text(f.severity.upper(), style=SEVERITY_STYLE[f.severity]), f.rule_id, body)
