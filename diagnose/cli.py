@@ -9,6 +9,7 @@ PATH...`` and ``diagnose -- PATH...`` always read paths.
 from __future__ import annotations
 
 import gc
+import sys
 from pathlib import Path
 
 import click
@@ -21,12 +22,21 @@ from diagnose.commands.preflight import preflight
 from diagnose.commands.rules import rules_group
 
 
-def run() -> None:
-    """The console entry point (and ``python -m diagnose``): ``main``, then an exit without Python's last
-    collection, which would walk every object of polars and of the run (30-40 ms, a tenth of a small run)
-    when the process is about to give all its memory back anyway."""
+def run(args: list[str] | None = None) -> None:
+    """The console entry point (and ``python -m diagnose``): ``main``, with Ctrl-C and SIGTERM turned into one
+    line and exit 130 / 143 (diagnose/interrupts.py), then an exit without Python's last collection, which
+    would walk every object of polars and of the run (30-40 ms, a tenth of a small run) when the process is
+    about to give all its memory back anyway."""
+    from diagnose.interrupts import Stopped, report_stopped, stop_on_signals
+
+    code = 0
     try:
-        main()
+        with stop_on_signals():
+            try:
+                main(args=args)
+            except Stopped as stop:
+                code = report_stopped(stop)
+        sys.exit(code)
     finally:
         gc.freeze()
 

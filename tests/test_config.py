@@ -98,7 +98,8 @@ def test_command_line_options_override_the_file(repo: Path):
 def test_budget_from_the_file_and_per_key_override(repo: Path):
     (repo / ".diagnose.toml").write_text('budget = { max_file_bytes = "1K" }\n')
     code, report = run_json(str(KV))
-    assert code == 0 and "KV001" not in ids(report)  # the server log is over the file's limit
+    # the server log is over the file's limit: only the README is left, so nothing was analysed (exit 4)
+    assert code == 4 and "KV001" not in ids(report)
     assert any("per-file limit of 1024 bytes" in s["reason"] for s in report["skipped"])
     code, report = run_json(str(KV), "--budget", "max_file_bytes=8G")
     assert code == 1 and report["skipped"] == [] and "KV001" in ids(report)

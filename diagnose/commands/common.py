@@ -1,10 +1,5 @@
-"""What every command shares: exit codes, the language, the terminal width, writing outputs.
-
-Exit codes (the linter convention of ruff and sqlfluff):
-  0  no finding at or above --fail-on
-  1  at least one finding at or above --fail-on
-  2  usage or configuration error (bad option, invalid rule file), or no input could be read at all
-  3  the run completed but is incomplete: a parser or rule failed internally (the report says which)
+"""What every command shares: the language, the terminal width and colour, writing outputs; the exit codes
+are in ``diagnose.exitcodes`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -12,11 +7,14 @@ from __future__ import annotations
 import os
 import sys
 from datetime import datetime
-from pathlib import Path
 
 import click
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
+from diagnose.exitcodes import (  # noqa: F401 - re-exported for the commands
+    EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_NOTHING_ANALYSED, EXIT_OUTPUT_FAILED, EXIT_PARTIAL, EXIT_USAGE,
+    exit_code,
+)
+
 SEVERITY_CHOICES = ["info", "warning", "error", "critical"]
 
 
@@ -39,12 +37,15 @@ def parse_time(value: str | None, name: str) -> datetime | None:
     raise click.BadParameter(f"{value!r} is not a time like 2025-07-01 or '2025-07-01 09:30:00'", param_hint=name)
 
 
-def write_output(target: str, text: str) -> None:
+def write_output(target: str, text: str, option: str = "-o") -> None:
+    """Write one output atomically (diagnose/commands/outputs.py); on failure say which and exit 6."""
+    from diagnose.commands.outputs import OutputError, write_atomic
+
     try:
-        Path(target).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        click.echo(f"diagnose: error: cannot write {target}: {exc.strerror or exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        write_atomic(target, text, option)
+    except OutputError as exc:
+        click.echo(f"diagnose: error: {exc}", err=True)
+        sys.exit(EXIT_OUTPUT_FAILED)
 
 
 PIPE_WIDTH = 100  # columns of the text report when it goes to a pipe or a file and $COLUMNS is not set
@@ -96,18 +97,3 @@ def color_option(command):
 def color_choice(color: str | None, no_color: bool) -> str:
     return "never" if no_color else (color or "auto")
 
-
-def exit_code(report, fail_on: str, exit_zero: bool) -> int:
-    from diagnose.model import SEVERITY_RANK
-
-    if report.incomplete:
-        return EXIT_INCOMPLETE
-    if exit_zero:
-        return EXIT_CLEAN
-    floor = SEVERITY_RANK[fail_on]
-    if any(SEVERITY_RANK[f.severity] >= floor for f in report.findings):
-        return EXIT_FINDINGS
-    # Errors that no rule explains are not a clean run: they fail the run from --fail-on error down.
-    if (report.verdict or {}).get("kind") == "no-known-cause" and floor <= SEVERITY_RANK["error"]:
-        return EXIT_FINDINGS
-    return EXIT_CLEAN

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from diagnose.commands import configured
-from diagnose.commands.common import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, SEVERITY_CHOICES, default_lang
+from diagnose.commands.common import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, SEVERITY_CHOICES, default_lang, write_output
 
 
 @click.group("rules")
@@ -259,7 +259,7 @@ def rules_docs(output, lang):
     rules, errors = _load_catalog([])
     text = catalog_markdown(rules, lang)
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_output(output, text)  # atomic (diagnose/commands/outputs.py)
     else:
         click.echo(text, nl=False)
     sys.exit(EXIT_USAGE if errors else EXIT_CLEAN)

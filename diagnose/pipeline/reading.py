@@ -63,7 +63,8 @@ class Parsed:
     series: pl.DataFrame | None = None  # every periodic metric row, compact (diagnose/series.py)
     stamps: pl.DataFrame | None = None  # STAMP_COLUMNS (+ text) of lines kept only for their signals, until dated
     files: pl.DataFrame | None = None  # file, mtime: for dating
-    extra: dict = field(default_factory=dict)  # what a stage hands a later one (the preflight tap)
+    extra: dict = field(default_factory=dict)  # what a stage hands a later one (the preflight tap, origins)
+    derived: list[InputFile] = field(default_factory=list)  # inputs the run wrote itself (not files read)
 
 
 class _Taken(NamedTuple):
@@ -265,6 +266,8 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
     try:
         with src.open() as stream:
             kind = settings.kind or registry.sniff(src.rel or src.path, head_lines(peek_head(stream)))
+            if kind == registry.SOURCE_CODE:
+                return Skipped(src.path, "Python source code, not a log (not read)")
             ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=mtime_of(src.mtime))
             source = registry.get(kind)
             if source.streams is not None and source.streams(src.rel or src.path):
@@ -318,7 +321,7 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
     notes = [n for n in (src.note, f"{info.cut_lines} over-long lines cut" if info.cut_lines else None) if n]
     info_row = InputFile(
         path=src.path, kind=kind, lines=info.lines, bytes=info.bytes, raw_lines=raw, node=src.node,
-        encoding=info.encoding, note="; ".join(notes) or None,
+        encoding=info.encoding, note="; ".join(notes) or None, incomplete=src.note,
     )
     return records, stamps, signals, series, info_row
 

@@ -15,14 +15,17 @@ class LaunchUnreadable(ValueError):
 
 
 def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str | None, mindie_config: str | None,
-                target) -> tuple[str, list[InputFile], list[Skipped]]:
-    """The facts text for one model directory and one launch, plus the files read and the ones skipped."""
+                target) -> tuple[str, list[InputFile], list[Skipped], list[tuple[str, int] | None]]:
+    """The facts text for one model directory and one launch, the files read and the ones skipped, and the
+    origin (file, line) of each fact line, in order (the facts are the last lines of the text)."""
     from diagnose.model import InputFile, Skipped
     from diagnose.preflight import checks, launch as launch_mod, modelcard
+    from diagnose.preflight.origins import Sources, fact_origins
 
     inputs: list[InputFile] = []
     skipped: list[Skipped] = []
     card = None
+    sources = Sources()
     if model_dir:
         card = modelcard.load_model_dir(model_dir)
         for name in (modelcard.CONFIG, modelcard.INDEX, modelcard.QUANT_DESC):
@@ -32,6 +35,9 @@ def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str 
                 p = packed
             if str(p) in card.files:
                 inputs.append(InputFile(path=str(p), kind="model-metadata", lines=0, bytes=p.stat().st_size))
+                text = _text(p) if name == modelcard.CONFIG else None  # key lines for the facts' origins
+                setattr(sources, {modelcard.CONFIG: "config", modelcard.INDEX: "index",
+                                  modelcard.QUANT_DESC: "quant"}[name], (str(p), text))
             elif not p.exists():
                 skipped.append(Skipped(str(p), "not in the model directory"))
     launch = None
@@ -44,6 +50,7 @@ def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str 
         except OSError as exc:
             raise LaunchUnreadable(f"cannot read {path}: {exc.strerror or exc}") from None
         inputs.append(InputFile(path=str(path), kind="launch", lines=text.count("\n") + 1, bytes=len(text.encode())))
+        sources.launch_text[str(path)] = text
         if serve_script:
             launch = launch_mod.parse_serve_script(text, str(path))
             if not launch.command:
@@ -60,4 +67,11 @@ def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str 
         raise LaunchUnreadable("\n".join(launch.problems))
     facts = checks.compute(card, launch, target)
     text = checks.render(facts, model_dir, launch.source if launch else None)
-    return text, inputs, skipped
+    return text, inputs, skipped, fact_origins(facts, sources, launch)
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None

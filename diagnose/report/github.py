@@ -57,10 +57,22 @@ def annotations(report: Report, paths: list[str] | None = None, max_per_kind: in
         used["error"] += 1
         lines.append(command("error", "diagnose: the diagnosis is incomplete (a parser or rule failed); "
                                       "see the report's errors", title="diagnose incomplete"))
+    coverage = report.coverage or {}
+    if coverage.get("status") in ("nothing-analysed", "partial"):
+        # A run that analysed nothing is an error, partial coverage a warning (diagnose/coverage.py); files
+        # read only in part are listed here, the inputs not read below.
+        kind = "error" if coverage["status"] == "nothing-analysed" else "warning"
+        in_part = [f"{relative_path(i['path'], paths)}: read in part: {i['reason']}"
+                   for i in coverage.get("incomplete") or []]
+        if used[kind] < max_per_kind:
+            used[kind] += 1
+            listed = "".join(f"\n{x}" for x in in_part[:5]) + (f"\n… {len(in_part) - 5} more" if len(in_part) > 5 else "")
+            lines.append(command(kind, coverage["text"] + listed,
+                                 title="diagnose: " + coverage["status"].replace("-", " ")))
     if report.skipped:
         # Inputs that were not read must not pass silently: a warning when a limit, a corrupt archive or an
         # access problem stopped the reading, a notice when only binary or special files were left out.
-        serious = [s for s in report.skipped if not _benign(s.reason)]
+        serious = [s for s in report.skipped if not s.by_design]
         kind = "warning" if serious else "notice"
         if used[kind] < max_per_kind:
             used[kind] += 1
@@ -74,13 +86,6 @@ def annotations(report: Report, paths: list[str] | None = None, max_per_kind: in
                                        f"{max_per_kind} of each kind); see the job summary or the JSON report",
                              title="diagnose"))
     return lines
-
-
-_BENIGN = ("binary file", "symbolic link", "link inside archive", "special file", "not a regular file")
-
-
-def _benign(reason: str) -> bool:
-    return reason.startswith(_BENIGN)
 
 
 def render(report: Report, paths: list[str] | None = None, max_per_kind: int = MAX_PER_KIND, **_options) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 import polars as pl
 
+from diagnose.coverage import lines_for as coverage_lines
 from diagnose.model import Finding, Report
 
 LEVELS = ("WARNING", "ERROR", "CRITICAL")
@@ -399,6 +400,8 @@ def render(report: Report, lang: str = "en", catalog=None, max_points: int = 150
              f"<h1>{lab['title']}</h1>",
              f"<div class=\"meta\">read {len(report.inputs)} files, {lines} lines; {len(report.skipped)} skipped; "
              f"{len(findings)} findings</div>"]
+    # A run that analysed nothing, or not every input, says so first (diagnose/coverage.py).
+    parts += [f"<div class=\"note\" id=\"coverage\">{_e(t)}</div>" for _, t in coverage_lines(report, lang, 10)]
     if findings:
         f = findings[0]
         parts.append(f"<div class=\"root\" id=\"root-cause\"><h2>{lab['root']}: "
@@ -414,7 +417,7 @@ def render(report: Report, lang: str = "en", catalog=None, max_points: int = 150
                          f"{(' ← ' + _e(f.caused_by)) if f.caused_by else ''}</td><td>{_e(f.count)}</td>"
                          f"<td>{_e(_where(f))}</td><td>{_e(_ts(f.first_seen) or '-')}</td></tr>")
         parts.append("</table>")
-    else:
+    elif (report.coverage or {}).get("status") != "nothing-analysed":
         parts.append(f"<p>{lab['none']}</p>")
 
     details = [_finding_html(i, f, max_evidence, notes, lab) for i, f in enumerate(findings, 1)]

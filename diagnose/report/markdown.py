@@ -38,7 +38,7 @@ LABELS = {
         "more_findings": "{n} more findings in the JSON report (`--json FILE`).", "skipped": "Skipped inputs",
         "more_skipped": "{n} more in the JSON report", "errors": "Internal errors (the run is incomplete):",
         "because": "Likely a consequence of", "evidence": "Evidence", "more_evidence": "{n} more evidence lines in "
-        "the JSON report.", "fix": "What to do", "refs": "References",
+        "the JSON report.", "fix": "What to do", "refs": "References", "in_part": "Inputs read in part",
     },
     "zh": {
         "findings": "个问题", "finding": "个问题", "read": "已读取 {n} 个文件（{kinds}），{lines} 行；检查了 {rules} 条规则",
@@ -47,7 +47,7 @@ LABELS = {
         "more_rows": "另有 {n} 项见 JSON 报告。", "more_findings": "另有 {n} 个问题见 JSON 报告（`--json FILE`）。",
         "skipped": "已跳过的输入", "more_skipped": "另有 {n} 项见 JSON 报告", "errors": "内部错误（结果不完整）：",
         "because": "可能是以下问题的后果：", "evidence": "证据", "more_evidence": "另有 {n} 行证据见 JSON 报告。",
-        "fix": "处理建议", "refs": "参考",
+        "fix": "处理建议", "refs": "参考", "in_part": "只读取了一部分的输入",
     },
 }
 
@@ -93,7 +93,12 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
     sev = Counter(f.severity for f in findings)
     sev_text = ", ".join(f"{sev[s]} {s}" for s in ("critical", "error", "warning", "info") if sev[s])
     noun = lab["finding"] if len(findings) == 1 else lab["findings"]
-    add(f"## diagnose: {len(findings)} {noun}" + (f" ({sev_text})" if sev_text else "") + "\n\n")
+    coverage = getattr(report, "coverage", None) or {}
+    nothing = coverage.get("status") == "nothing-analysed"
+    if nothing:  # never "0 findings" for a run that looked at nothing (diagnose/coverage.py)
+        add("## diagnose: " + ("未分析任何内容" if lang == "zh" else "nothing analysed") + "\n\n")
+    else:
+        add(f"## diagnose: {len(findings)} {noun}" + (f" ({sev_text})" if sev_text else "") + "\n\n")
     kinds = Counter(i.kind for i in report.inputs)
     kind_text = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
     lines = sum(i.lines for i in report.inputs)
@@ -104,13 +109,17 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
     add(head + ("。" if lang == "zh" else ".") + "\n\n")
     if report.incomplete:
         add("> [!WARNING]\n> " + lab["incomplete"].format(n=len(report.errors)) + "\n\n")
-    if report.verdict and report.verdict.get("kind") != "clean":
+    if nothing or coverage.get("status") == "partial":
+        add(f"> [!{'CAUTION' if nothing else 'WARNING'}]\n> " + escape(coverage["text"]) + "\n\n")
+    if report.verdict and report.verdict.get("kind") not in ("clean", "nothing-analysed"):
         add("**" + escape(report.verdict["text"]) + "**\n\n")
     note = triage_note(report, lang)  # new/known since a findings baseline; suppressed by the configuration
     if note:
         add(escape(note) + "\n\n")
 
-    if not findings:
+    if nothing:
+        pass
+    elif not findings:
         add((escape(report.verdict["text"]) if report.verdict.get("kind") == "clean" else lab["none"]) + "\n\n")
     else:
         add(lab["cols"] + "\n|---:|---|---|---|---:|---|---|\n")
@@ -142,6 +151,13 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
         from diagnose.report.comparison import comparison_markdown
 
         add(comparison_markdown(report, lang) + "\n")
+    in_part = coverage.get("incomplete") or []
+    if in_part:
+        add(f"<details><summary>{lab['in_part']} ({len(in_part)})</summary>\n\n")
+        for item in in_part[:50]:
+            if not add(f"- {escape(item['path'])}: {escape(item['reason'])}\n"):
+                break
+        add("\n</details>\n\n")
     if report.skipped:
         add(f"<details><summary>{lab['skipped']} ({len(report.skipped)})</summary>\n\n")
         n = 0

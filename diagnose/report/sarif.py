@@ -26,6 +26,7 @@ import re
 from urllib.parse import quote
 
 from diagnose import __version__
+from diagnose.coverage import NOTHING, PARTIAL, nothing_analysed
 from diagnose.fingerprint import of_findings
 from diagnose.model import Finding, Report
 
@@ -196,8 +197,12 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
         for s in report.skipped
     ] + [
         {"level": "error", "message": {"text": e}, "descriptor": {"id": "internal-error"}} for e in report.errors
-    ]
-    invocation = {"executionSuccessful": not report.incomplete}
+    ] + _coverage_notifications(report)
+    # A run that analysed nothing did not execute its analysis (diagnose/coverage.py); partial coverage is a
+    # warning notification and a property of the invocation.
+    invocation = {"executionSuccessful": not report.incomplete and not nothing_analysed(report)}
+    if report.coverage:
+        invocation["properties"] = {"coverage": report.coverage.get("status")}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
     driver = {
@@ -218,6 +223,17 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
             }
         ],
     }
+
+
+def _coverage_notifications(report: Report) -> list[dict]:
+    cov = report.coverage or {}
+    if cov.get("status") not in (NOTHING, PARTIAL):
+        return []
+    out = [{"level": "error" if cov["status"] == NOTHING else "warning", "message": {"text": cov["text"]},
+            "descriptor": {"id": cov["status"]}}]
+    out += [{"level": "warning", "message": {"text": f"read in part {i['path']}: {i['reason']}"},
+             "descriptor": {"id": "input-incomplete"}} for i in cov.get("incomplete") or []]
+    return out
 
 
 def _location(uri: str, line: int, snippet: str | None) -> dict:

@@ -23,7 +23,8 @@ from diagnose.report.textlayout import Hanging, Heading, Trimmed, clean, counted
 from diagnose.report.triage_note import new_mark, triage_note
 
 SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "cyan"}
-VERDICT_STYLE = {"root-cause": "bold", "no-known-cause": "bold yellow", "notes": "green", "clean": "green"}
+VERDICT_STYLE = {"root-cause": "bold", "no-known-cause": "bold yellow", "notes": "green", "clean": "green",
+                 "nothing-analysed": "bold red"}
 EVIDENCE_CHARS = 400  # of one evidence line; the JSON report has it whole
 INDENT = 3  # the details of a finding, under its heading
 
@@ -34,14 +35,14 @@ _LABELS = {
         "findings": "Findings", "none": "No findings.", "evidence": "Evidence", "fix": "What to do",
         "because": "because of", "seen": "seen", "once": "seen once", "times": ("time", "times"), "first": "first",
         "skipped": "Skipped", "errors": "Internal errors (the run is incomplete)", "refs": "References",
-        "more": "more (see --format json)",
+        "more": "more (see --format json)", "in_part": "Read in part",
     },
     "zh": {
         "read": "已读取", "files": ("个文件", "个文件"), "lines": ("行", "行"), "raw": "未解析（保留原文）",
         "findings": "发现的问题", "none": "未发现问题。", "evidence": "证据", "fix": "处理建议",
         "because": "起因", "seen": "出现", "once": "出现 1 次", "times": ("次", "次"), "first": "首次",
         "skipped": "已跳过", "errors": "内部错误（结果不完整）", "refs": "参考",
-        "more": "条未列出（见 --format json）",
+        "more": "条未列出（见 --format json）", "in_part": "只读取了一部分",
     },
 }
 
@@ -56,6 +57,9 @@ def render(report: Report, color: bool = False, width: int = 100, lang: str = "e
     if report.verdict:
         console.print(Hanging(clean(report.verdict["text"]), 0, 2,
                               style=VERDICT_STYLE.get(report.verdict["kind"], "")))
+    coverage = getattr(report, "coverage", None) or {}
+    if coverage.get("status") == "partial":  # diagnose/coverage.py: a clean list covers only what was read
+        console.print(Hanging(clean(coverage["text"]), 0, 2, style="bold yellow"))
     console.print(Hanging(_inputs_line(report, lab, lang), 0, 2, style="dim"))
     note = triage_note(report, lang)  # new/known since a findings baseline; suppressed by the configuration
     if note:
@@ -79,6 +83,14 @@ def render(report: Report, color: bool = False, width: int = 100, lang: str = "e
 
         console.print()
         console.print(comparison_table(report, lang))
+    in_part = coverage.get("incomplete") or []
+    if in_part:
+        console.print()
+        console.print(Text(f"{lab['in_part']} ({len(in_part)}):", style="bold"))
+        for item in in_part[:50]:
+            console.print(Hanging(f"{clean(item['path'])}: {clean(item['reason'])}", 2, 6))
+        if len(in_part) > 50:
+            console.print(Text(f"  … {len(in_part) - 50} {lab['more']}"))
     if report.skipped:
         console.print()
         console.print(Text(f"{lab['skipped']} ({len(report.skipped)}):", style="bold"))
