@@ -95,8 +95,9 @@ def _mode_for(path: Path) -> int:
 
 
 def deliver(report, render, *, fmt: str, output: str | None, extras: list[tuple[str, str, str]], quiet: bool,
-            main_text: str, opts: dict) -> list[str]:
-    """Print or write the main output and write every extra one; returns the failures (already reported)."""
+            main_text: str, opts: dict, color: bool = False) -> list[str]:
+    """Print or write the main output and write every extra one; returns the failures (already reported).
+    ``color``: the main text on standard output carries colour (click strips it in a pipe unless told)."""
     failures = []
 
     def put(target: str, text: str, option: str) -> None:
@@ -109,7 +110,7 @@ def deliver(report, render, *, fmt: str, output: str | None, extras: list[tuple[
     if output:
         put(output, main_text, "-o")
     elif not quiet:
-        click.echo(main_text, nl=False)
+        click.echo(main_text, nl=False, color=color)
     for extra_fmt, target, option in extras:
         put(target, main_text if extra_fmt == fmt else render(extra_fmt, report, **opts), option)
     return failures
