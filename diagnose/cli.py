@@ -16,6 +16,7 @@ import click
 
 from diagnose import __version__
 from diagnose.commands.check import check
+from diagnose.commands.common import COLOR_CHOICES
 from diagnose.commands.expert_load import expert_load
 from diagnose.commands.preflight import preflight
 from diagnose.commands.rules import rules_group
@@ -53,7 +54,19 @@ class DiagnoseGroup(click.Group):
                 args = ["check", *args]
         else:
             args = ["check", *args]
-        return super().parse_args(ctx, args)
+        return super().parse_args(ctx, _bare_color(args))
+
+
+def _bare_color(args: list[str]) -> list[str]:
+    """``--color`` takes an optional value: ``--color PATH`` (the flag, then a path) must not read the path
+    as the value, so a bare ``--color`` not followed by a colour choice becomes ``--color=always``."""
+    out = list(args)
+    for i, arg in enumerate(out):
+        if arg == "--":
+            break
+        if arg == "--color" and (i + 1 >= len(out) or out[i + 1] not in COLOR_CHOICES):
+            out[i] = "--color=always"
+    return out
 
 
 @click.group(cls=DiagnoseGroup, context_settings={"help_option_names": ["-h", "--help"]})

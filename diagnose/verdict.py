@@ -15,12 +15,12 @@ _TEXT = {
     "en": {"root-cause": "Root cause: {title} ({rule}){where}, first seen {when}.",
            "root-cause-untimed": "Root cause: {title} ({rule}){where}, see {file}:{line}.",
            "no-known-cause": "No known cause: first error at {file}:{line} ({when}): {message}",
-           "notes": "No problem found; {n} informational note(s).",
+           "notes": "No problem found; {n} informational note{s}.",
            "clean": "No findings."},
     "zh": {"root-cause": "根因：{title}（{rule}）{where}，首次出现 {when}。",
            "root-cause-untimed": "根因：{title}（{rule}）{where}，见 {file}:{line}。",
            "no-known-cause": "未知原因：最早的错误位于 {file}:{line}（{when}）：{message}",
-           "notes": "未发现问题；{n} 条提示信息。",
+           "notes": "未发现问题；{n} 条提示信息{s}。",
            "clean": "未发现问题。"},
 }
 _ERROR_LEVELS = ("ERROR", "CRITICAL")
@@ -56,5 +56,5 @@ def verdict(findings: list[Finding], unrecognised: list[dict[str, Any]], lang: s
                 "text": text["no-known-cause"].format(file=ex.get("file"), line=ex.get("line"), when=when,
                                                       message=message)}
     if findings:
-        return {"kind": "notes", "text": text["notes"].format(n=len(findings))}
+        return {"kind": "notes", "text": text["notes"].format(n=len(findings), s="" if len(findings) == 1 or lang == "zh" else "s")}
     return {"kind": "clean", "text": text["clean"]}

@@ -47,8 +47,8 @@ def test_truncated_gz_is_read_up_to_the_cut_and_counted_as_incomplete(tmp_path):
     text = run_cli(str(cut), "--no-color")
     assert text.exit_code == 5
     assert "Partial coverage: 1 file read only in part" in text.stdout
-    flat = "".join(text.stdout.split("\n"))  # the terminal width wraps long paths
-    assert f"Read in part (1):  {cut}: truncated or corrupt compressed data after" in flat
+    flat = " ".join(text.stdout.split())  # the terminal width wraps long paths under their indent
+    assert f"Read in part (1): {cut}: truncated or corrupt compressed data after" in flat
 
 
 def test_truncated_gz_findings_before_the_cut_still_count(tmp_path):

@@ -24,7 +24,7 @@ ARTIFACT = SAMPLES / "ci-artifact" / "nightly-bench-logs.tgz"
     ("report.sarif", lambda t: json.loads(t)["version"] == "2.1.0"),
     ("report.xml", lambda t: ET.fromstring(t.encode()).tag == "testsuites"),
     ("report.md", lambda t: t.startswith("## diagnose:")),
-    ("report.txt", lambda t: t.startswith("diagnose: read ")),
+    ("report.txt", lambda t: t.startswith("Root cause: ") and "\nRead 2 files (" in t),
 ])
 def test_o_picks_the_format_from_the_suffix(tmp_path, name, check):
     out = tmp_path / name
@@ -45,7 +45,7 @@ def test_one_run_gives_the_text_log_the_page_and_the_machine_formats(tmp_path):
     args = [x for opt, name in names.items() for x in (opt, str(tmp_path / name))]
     result = run_cli(str(KV), "--no-color", *args)
     assert result.exit_code == 1
-    assert result.stdout.startswith("diagnose: read ")  # the text log on standard output
+    assert result.stdout.startswith("Root cause: ") and "\nRead 2 files (" in result.stdout  # the text log
     page = (tmp_path / "incident.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "plot-timeline" in page  # the html timeline was built
     assert json.loads((tmp_path / "codequality.json").read_text(encoding="utf-8"))[0]["check_name"] == "KV001"

@@ -8,9 +8,12 @@ import sys
 import click
 
 from diagnose.commands import configured
-from diagnose.commands.common import EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, parse_time, width
+from diagnose.commands.common import (
+    EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, parse_time, use_color, width,
+)
 from diagnose.commands.outputs import MACHINE, deliver, echo_output, extras_of, main_format, output_options
 from diagnose.exitcodes import exit_code
+from diagnose.ingest.names import display
 
 
 @click.command("check")
@@ -33,7 +36,7 @@ from diagnose.exitcodes import exit_code
 @click.option("--since", help="Ignore records before this time (YYYY-MM-DD[ HH:MM[:SS]]).")
 @click.option("--until", help="Ignore records after this time.")
 @click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of titles and remediation.")
-@click.option("--color/--no-color", default=None, help="Colour (default: only on a terminal).")
+@color_option
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit code (and -o output).")
 @click.option("--budget", "budget_items", multiple=True, metavar="KEY=SIZE",
               help="Raise or lower a reading limit, e.g. max_file_bytes=8G, max_total_bytes=200G, "
@@ -44,8 +47,8 @@ from diagnose.exitcodes import exit_code
                    "finding and error signature new or known).")
 @configured.config_options
 def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_rules, since, until, lang, color,
-          quiet, budget_items=(), baseline=None, fail_on_new=False, config_file=None, no_config=False, select=(),
-          ignore=(), allow_empty=False, allow_partial=False, **outputs):
+          no_color, quiet, budget_items=(), baseline=None, fail_on_new=False, config_file=None, no_config=False,
+          select=(), ignore=(), allow_empty=False, allow_partial=False, **outputs):
     """Analyse the logs under PATH... and report findings, most likely root cause first.
 
     \b
@@ -94,32 +97,36 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
     rules, rule_errors, settings = configured.catalog(settings)  # the selected rules; suppressions by rule id
     filters = filters_for(rules)
 
-    with progress_reporter(enabled=not quiet) as progress:
+    # Progress on standard error (a terminal only): reading, parsing, rules, report; erased before any output.
+    with progress_reporter(list(paths), enabled=not quiet, lang=settings.lang) as progress:
         parsed = read_paths(list(paths), settings, filters, progress)
-    report = diagnose(parsed, rules, rule_errors, settings, filters)
-    if redact:
-        from diagnose.redact import redact_report
+        report = diagnose(parsed, rules, rule_errors, settings, filters, progress)
+        if progress is not None:
+            progress.phase("report")
+        if redact:
+            from diagnose.redact import redact_report
 
-        report = redact_report(report)
+            report = redact_report(report)
+        # Every path given is missing: a usage error, no report (checked below, once the line is erased).
+        missing = not report.inputs and bool(report.skipped) and all(
+            s.reason == "no such file or directory" for s in report.skipped)
+        colored = fmt == "text" and use_color(color_choice(color, no_color), to_file=bool(output))
+        # Every format gets the same options; each takes what it needs (paths: the input roots for relative paths,
+        # in the display form of the report's paths: diagnose/ingest/names.py).
+        opts = dict(lang=settings.lang, paths=[display(p) for p in paths], fail_on=fail_on, catalog=rules,
+                    allow_empty=allow_empty, allow_partial=allow_partial)
+        text = "" if missing else render(fmt, report, color=colored, width=width(to_file=bool(output)), **opts)
     github = os.environ.get("GITHUB_ACTIONS") == "true"
 
-    if not report.inputs and report.skipped and all(s.reason == "no such file or directory" for s in report.skipped):
-        for s in report.skipped:  # every path given is missing: a usage error, no report
+    if missing:
+        for s in report.skipped:
             click.echo(f"diagnose: error: {s.path}: {s.reason}", err=True)
         if github:
             click.echo("::error title=diagnose::no input could be read; nothing was diagnosed")
         sys.exit(EXIT_USAGE)
 
-    use_color = color if color is not None else (output is None and sys.stdout.isatty())
-    # Every format gets the same options; each takes what it needs (paths: the input roots for relative paths,
-    # in the display form of the report's paths: diagnose/ingest/names.py).
-    from diagnose.ingest.names import display
-
-    opts = dict(lang=settings.lang, paths=[display(p) for p in paths], fail_on=fail_on, catalog=rules,
-                allow_empty=allow_empty, allow_partial=allow_partial)
-    text = render(fmt, report, color=use_color if fmt == "text" else False,
-                  width=width() if use_color else 110, **opts)
-    failed = deliver(report, render, fmt=fmt, output=output, extras=extras, quiet=quiet, main_text=text, opts=opts)
+    failed = deliver(report, render, fmt=fmt, output=output, extras=extras, quiet=quiet, main_text=text, opts=opts,
+                     color=colored)
     if not quiet and report.coverage.get("text") and (output or fmt in MACHINE or not sys.stdout.isatty()):
         click.echo(f"diagnose: {report.coverage['text']}", err=True)  # what the report says, where a person looks
     if github and not quiet and fmt != "github":

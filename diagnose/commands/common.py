@@ -1,5 +1,5 @@
-"""What every command shares: the language, the terminal width, writing outputs; the exit codes are in
-``diagnose.exitcodes`` (re-exported here).
+"""What every command shares: the language, the terminal width and colour, writing outputs; the exit codes
+are in ``diagnose.exitcodes`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -48,8 +48,52 @@ def write_output(target: str, text: str, option: str = "-o") -> None:
         sys.exit(EXIT_OUTPUT_FAILED)
 
 
-def width() -> int:
+PIPE_WIDTH = 100  # columns of the text report when it goes to a pipe or a file and $COLUMNS is not set
+MIN_WIDTH, MAX_TTY_WIDTH = 40, 160
+COLOR_CHOICES = ["auto", "always", "never"]
+
+
+def width(to_file: bool = False, stream=None) -> int:
+    """Columns of the text report: $COLUMNS when set (at least 40), else the terminal's (40 to 160: prose
+    wider than that is hard to read), else 100 for a pipe or a file (-o)."""
+    value = os.environ.get("COLUMNS", "").strip()
+    if value.isdigit() and int(value) > 0:
+        return max(MIN_WIDTH, int(value))
+    stream = stream or sys.stdout
     try:
-        return max(80, min(os.get_terminal_size().columns, 160))
-    except OSError:
-        return 110
+        if not to_file and stream.isatty():
+            return max(MIN_WIDTH, min(os.get_terminal_size(stream.fileno()).columns, MAX_TTY_WIDTH))
+    except (AttributeError, OSError, ValueError):
+        pass
+    return PIPE_WIDTH
+
+
+def use_color(choice: str | None, to_file: bool = False, stream=None) -> bool:
+    """``--color always|never`` decide; ``auto`` (the default) colours a terminal only, unless $NO_COLOR is
+    set (no colour; no-color.org) or $FORCE_COLOR is (colour in a pipe too; force-color.org; "0" does not
+    force). A report written to a file (-o) is coloured only with --color always."""
+    if choice in ("always", "never"):
+        return choice == "always"
+    if to_file or os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR", "0") not in ("", "0"):
+        return True
+    stream = stream or sys.stdout
+    try:
+        return stream.isatty() and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError):
+        return False
+
+
+def color_option(command):
+    """``--color [auto|always|never]`` (a bare ``--color`` is ``always``) and ``--no-color`` (= never)."""
+    command = click.option("--no-color", "no_color", is_flag=True, help="Same as --color never.")(command)
+    return click.option("--color", "color", type=click.Choice(COLOR_CHOICES), default=None, is_flag=False,
+                        flag_value="always", metavar="[auto|always|never]",
+                        help="Colour: auto (default: a terminal only; honours NO_COLOR and FORCE_COLOR), "
+                             "always, never.")(command)
+
+
+def color_choice(color: str | None, no_color: bool) -> str:
+    return "never" if no_color else (color or "auto")
+

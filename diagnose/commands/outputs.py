@@ -111,13 +111,13 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~mask
 
 
-def echo_output(text: str, err: bool = False) -> str | None:
+def echo_output(text: str, err: bool = False, color: bool | None = None) -> str | None:
     """A report on standard output (or error); returns the failure, already reported, or None. A full disk
     is said in one line (no traceback); a reader that went away (``| head``) is no failure: the rest of the
-    output is dropped."""
+    output is dropped. ``color``: as click.echo's (None: colour only on a terminal)."""
     stream = sys.stderr if err else sys.stdout
     try:
-        click.echo(text, nl=False, err=err)
+        click.echo(text, nl=False, err=err, color=color)
         stream.flush()
     except BrokenPipeError:
         _drop(stream)
@@ -138,8 +138,9 @@ def _drop(stream) -> None:
 
 
 def deliver(report, render, *, fmt: str, output: str | None, extras: list[tuple[str, str, str]], quiet: bool,
-            main_text: str, opts: dict) -> list[str]:
-    """Print or write the main output and write every extra one; returns the failures (already reported)."""
+            main_text: str, opts: dict, color: bool = False) -> list[str]:
+    """Print or write the main output and write every extra one; returns the failures (already reported).
+    ``color``: the main text on standard output carries colour (click strips it in a pipe unless told)."""
     failures = []
 
     def put(target: str, text: str, option: str) -> None:
@@ -151,7 +152,7 @@ def deliver(report, render, *, fmt: str, output: str | None, extras: list[tuple[
 
     if output:
         put(output, main_text, "-o")
-    elif not quiet and (failure := echo_output(main_text)):
+    elif not quiet and (failure := echo_output(main_text, color=color)):
         failures.append(failure)
     for extra_fmt, target, option in extras:
         put(target, main_text if extra_fmt == fmt else render(extra_fmt, report, **opts), option)

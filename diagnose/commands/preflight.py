@@ -13,7 +13,9 @@ from pathlib import Path
 
 import click
 
-from diagnose.commands.common import EXIT_USAGE, SEVERITY_CHOICES, default_lang, exit_code, width, write_output
+from diagnose.commands.common import (
+    EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, default_lang, exit_code, use_color, width, write_output,
+)
 
 
 @click.command("preflight")
@@ -35,10 +37,10 @@ from diagnose.commands.common import EXIT_USAGE, SEVERITY_CHOICES, default_lang,
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings.")
 @click.option("--allow-empty", is_flag=True, help="Exit 0, not 4, when no model file and no launch was found.")
 @click.option("--lang", type=click.Choice(["en", "zh"]), default=None)
-@click.option("--color/--no-color", default=None)
+@color_option
 @click.option("-q", "--quiet", is_flag=True)
 def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_gb, reserve_gb, fmt, output, facts_out,
-              fail_on, exit_zero, lang, color, quiet, allow_empty=False):
+              fail_on, exit_zero, lang, color, no_color, quiet, allow_empty=False):
     """Check a model directory and its launch configuration before the service starts.
 
     Reads config.json, model.safetensors.index.json and quant_model_description.json (metadata only) and the
@@ -64,7 +66,8 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
     try:
         text, inputs, skipped, origins = build_facts(model_dir, serve_cmd, serve_script, mindie_config, target)
     except LaunchUnreadable as exc:
-        click.echo(f"diagnose: error: {exc}", err=True)
+        for problem in str(exc).splitlines():
+            click.echo(f"diagnose: error: {problem}", err=True)
         sys.exit(EXIT_USAGE)
     if facts_out == "-":  # show the facts (capacity arithmetic included); stderr when stdout is machine-readable
         click.echo(text, err=fmt != "text")
@@ -80,13 +83,13 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
     # The facts are derived, not a file read; findings on them point at the files they came from.
     derive_facts(parsed, inputs, skipped, facts_path, text, origins)
     report = diagnose(parsed, rules, rule_errors, settings)
-    use_color = color if color is not None else (output is None and sys.stdout.isatty())
-    out = render(fmt, report, color=use_color if fmt == "text" else False, width=width() if use_color else 110,
+    colored = fmt == "text" and use_color(color_choice(color, no_color), to_file=bool(output))
+    out = render(fmt, report, color=colored, width=width(to_file=bool(output)),
                  lang=settings.lang, paths=[model_dir or "."], fail_on=fail_on, catalog=rules)
     if output:
         write_output(output, out)
     elif not quiet:
-        click.echo(out, nl=False)
+        click.echo(out, nl=False, color=colored)
     sys.exit(exit_code(report, fail_on, exit_zero, allow_empty))
 
 

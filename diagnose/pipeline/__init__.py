@@ -45,7 +45,7 @@ def analyze(paths: list[str], settings: Settings, progress: Progress | None = No
     rules, rule_errors = load_catalog(settings)
     filters = filters_for(rules)
     parsed = read_paths(paths, settings, filters, progress)
-    return diagnose(parsed, rules, rule_errors, settings, filters)
+    return diagnose(parsed, rules, rule_errors, settings, filters, progress)
 
 
 __all__ = ["SYNTHETIC_RULES", "Parsed", "Progress", "RuleFilters", "Settings", "analyze", "diagnose", "filters_for",

@@ -138,6 +138,8 @@ def read(sources: Iterable, settings: Settings, filters: RuleFilters, progress: 
         tap = Tap()
         sources = tap.wrap(sources)
     parsed = read_sources(sources, settings, filters, progress)
+    if progress is not None:
+        progress.phase("parsing")  # dating, the preflight facts, the cross-file passes
     if tap is not None:
         parsed.extra["tap"] = tap
     run = Run(settings, filters, [], [], parsed)
@@ -227,7 +229,9 @@ ANALYSIS: list[tuple[Stage, str]] = [  # (stage, where its failure is recorded)
 
 
 def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings: Settings,
-             filters: RuleFilters | None = None) -> Report:
+             filters: RuleFilters | None = None, progress: Progress | None = None) -> Report:
+    if progress is not None:
+        progress.phase("rules")
     run = Run(settings, filters or RuleFilters(), rules, rule_errors, parsed)
     for stage, where in ANALYSIS:
         _guarded(stage, run, run.parsed.errors if where == "parsed" else run.errors)

@@ -10,7 +10,8 @@ if TYPE_CHECKING:  # the model imports polars; --help must not
 
 
 class LaunchUnreadable(ValueError):
-    """A launch file that cannot be read; the message says which and why."""
+    """A launch that cannot be read (a file, a command that is not a vLLM launch, a flag value that does not
+    parse); the message says which and why, one problem a line."""
 
 
 def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str | None, mindie_config: str | None,
@@ -54,9 +55,16 @@ def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str 
             launch = launch_mod.parse_serve_script(text, str(path))
             if not launch.command:
                 nd = launch_mod.parse_non_default_args(text, str(path))
+                if nd is None:
+                    launch.problems = [f"{path}: not a vLLM launch: no `vllm serve MODEL ...` or `python -m "
+                                       f"vllm.entrypoints.openai.api_server ...` command, and no `non-default args:` "
+                                       f"line of a vLLM log"]
                 launch = nd or launch
         else:
             launch = launch_mod.parse_mindie_config(text, str(path), target.npus)
+    if launch is not None and launch.problems:
+        # A launch that cannot be read is not checked with defaults in its place: say what could not be read.
+        raise LaunchUnreadable("\n".join(launch.problems))
     facts = checks.compute(card, launch, target)
     text = checks.render(facts, model_dir, launch.source if launch else None)
     return text, inputs, skipped, fact_origins(facts, sources, launch)
