@@ -128,8 +128,8 @@ def candidates(shown: str) -> list[str]:
     plain = _ESCAPE.sub(unescape, shown)
     out = [shown, plain]
     for base in (shown, plain):
-        if not base.isascii():
-            out.append("/".join(_as_gb18030(part) for part in base.split("/")))
+        if not base.isascii():  # component by component, split as display() splits them
+            out.append("!".join("/".join(_as_gb18030(p) for p in outer.split("/")) for outer in base.split("!")))
     return list(dict.fromkeys(out))
 
 
