@@ -23,6 +23,7 @@ import re
 from urllib.parse import quote
 
 from diagnose import __version__
+from diagnose.messages import Messages, messages
 from diagnose.model import Finding, Report
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -126,7 +127,7 @@ def rule_entries(report: Report, catalog=None, lang: str = "en") -> list[dict]:
         title = brief.get("title") or rid
         description = (rule.text("description", lang).strip() if rule else "") or title
         remediation = help_from_findings.get(rid) or (rule.text("remediation", lang).strip() if rule else "")
-        remediation = remediation.strip() or f"See `diagnose rules show {rid}`."
+        remediation = remediation.strip() or messages(lang)("sarif.see_rule", rule=rid)
         entry = {
             "id": rid,
             "name": brief.get("name") or rid,
@@ -145,6 +146,7 @@ def rule_entries(report: Report, catalog=None, lang: str = "en") -> list[dict]:
 
 def build(report: Report, paths: list[str] | None = None, catalog=None, lang: str = "en") -> dict:
     rules = rule_entries(report, catalog, lang)
+    msg = messages(lang)
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = []
     for f in report.findings:
@@ -156,7 +158,7 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
             "ruleId": f.rule_id,
             "ruleIndex": index[f.rule_id],
             "level": LEVELS.get(f.severity, "warning"),
-            "message": {"text": _message(f)},
+            "message": {"text": _message(f, msg)},
             "locations": [location],
             "partialFingerprints": {FINGERPRINT_KEY: fingerprint(f.rule_id, uri, anchor_text)},
             "properties": {
@@ -174,13 +176,13 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
         for i, ev in enumerate(f.evidence[1:MAX_RELATED + 1], 1):
             loc = _location(relative_uri(ev.file, paths), max(1, int(ev.line or 1)), ev.text)
             loc["id"] = i
-            loc["message"] = {"text": f"evidence {i + 1}"}
+            loc["message"] = {"text": msg("sarif.evidence", n=i + 1)}
             related.append(loc)
         if related:
             result["relatedLocations"] = related
         results.append(result)
     notifications = [
-        {"level": "warning", "message": {"text": f"skipped {s.path}: {s.reason}"},
+        {"level": "warning", "message": {"text": msg("sarif.skipped", path=s.path, reason=s.reason)},
          "descriptor": {"id": "input-skipped"}}
         for s in report.skipped
     ] + [
@@ -216,10 +218,10 @@ def _location(uri: str, line: int, snippet: str | None) -> dict:
     return {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}
 
 
-def _message(f: Finding) -> str:
-    text = f"{f.title}: {f.summary}" if f.summary else f.title
+def _message(f: Finding, msg: Messages) -> str:
+    text = msg("sarif.message", title=f.title, summary=f.summary) if f.summary else f.title
     if f.caused_by:
-        text += f" (likely a consequence of {f.caused_by})"
+        text += msg("sarif.because", rule=f.caused_by)
     return text
 
 
