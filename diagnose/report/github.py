@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from diagnose.messages import messages
 from diagnose.model import SEVERITY_RANK, Report
+from diagnose.report.reasons import skip_reason
 from diagnose.report.sarif import primary_location, relative_path
 
 KINDS = {"critical": "error", "error": "error", "warning": "warning", "info": "notice"}
@@ -67,7 +68,7 @@ def annotations(report: Report, paths: list[str] | None = None, max_per_kind: in
         if used[kind] < max_per_kind:
             used[kind] += 1
             shown = serious or report.skipped
-            listed = "\n".join(f"{relative_path(s.path, paths)}: {s.reason}" for s in shown[:5])
+            listed = "\n".join(f"{relative_path(s.path, paths)}: {skip_reason(s.reason, msg)}" for s in shown[:5])
             more = "\n… " + msg("github.more", n=len(shown) - 5) if len(shown) > 5 else ""
             lines.append(command(kind, msg("github.skipped", n=len(report.skipped)) + f"\n{listed}{more}",
                                  title=msg("github.skipped_title")))

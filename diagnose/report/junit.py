@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 
 from diagnose.messages import Messages, messages
 from diagnose.model import SEVERITY_RANK, Finding, Report
+from diagnose.report.reasons import skip_reason
 from diagnose.report.sarif import relative_path
 
 NO_NODE = "-"
@@ -96,7 +97,7 @@ def render(report: Report, fail_on: str = "error", paths: list[str] | None = Non
     counts = {"tests": 1, "failures": 0, "errors": 0, "skipped": 0}
     case = ET.SubElement(suite, "testcase", classname="diagnose.input", name="inputs read")
     lines = [msg("junit.read", files=len(report.inputs), lines=sum(i.lines for i in report.inputs))]
-    lines += [msg("junit.skipped", path=s.path, reason=s.reason) for s in report.skipped[:500]]
+    lines += [msg("junit.skipped", path=s.path, reason=skip_reason(s.reason, msg)) for s in report.skipped[:500]]
     if len(report.skipped) > 500:
         lines.append(msg("junit.more_skipped", n=len(report.skipped) - 500))
     ET.SubElement(case, "system-out").text = xml_text("\n".join(lines))

@@ -18,6 +18,7 @@ from collections import Counter
 
 from diagnose.messages import Messages, messages
 from diagnose.model import Finding, Report
+from diagnose.report.reasons import skip_reason
 from diagnose.report.sarif import relative_path
 
 MAX_BYTES = 1_000_000
@@ -137,7 +138,7 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
         add(f"<details><summary>{msg('markdown.skipped', n=len(report.skipped))}</summary>\n\n")
         n = 0
         for s in report.skipped[:50]:
-            if not add(f"- {escape(s.path)}: {escape(s.reason)}\n"):
+            if not add(f"- {escape(s.path)}: {escape(skip_reason(s.reason, msg))}\n"):
                 break
             n += 1
         if n < len(report.skipped):

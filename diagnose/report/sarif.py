@@ -25,6 +25,7 @@ from urllib.parse import quote
 from diagnose import __version__
 from diagnose.messages import Messages, messages
 from diagnose.model import Finding, Report
+from diagnose.report.reasons import skip_reason
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"critical": "error", "error": "error", "warning": "warning", "info": "note"}
@@ -182,7 +183,7 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
             result["relatedLocations"] = related
         results.append(result)
     notifications = [
-        {"level": "warning", "message": {"text": msg("sarif.skipped", path=s.path, reason=s.reason)},
+        {"level": "warning", "message": {"text": msg("sarif.skipped", path=s.path, reason=skip_reason(s.reason, msg))},
          "descriptor": {"id": "input-skipped"}}
         for s in report.skipped
     ] + [

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from diagnose.messages import Messages, messages
 from diagnose.model import Finding, Report
+from diagnose.report.reasons import skip_reason
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -54,7 +55,7 @@ def render(report: Report, color: bool = False, width: int = 110, lang: str = "e
     if report.skipped:
         console.print(Text(msg("text.skipped_head", n=len(report.skipped)), style="bold"))
         for s in report.skipped[:50]:
-            console.print(Text(f"  {clean(s.path)}: {clean(s.reason)}"))
+            console.print(Text(f"  {clean(s.path)}: {clean(skip_reason(s.reason, msg))}"))
         if len(report.skipped) > 50:
             console.print(Text("  " + msg("text.more_skipped", n=len(report.skipped) - 50)))
     if report.errors:

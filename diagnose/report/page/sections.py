@@ -8,6 +8,7 @@ from diagnose.model import Finding, Report
 from diagnose.report.page.kit import e
 from diagnose.report.page.markup import fmt_time, inline, reference
 from diagnose.report.page.timeline import SEVERITY_COLOR
+from diagnose.report.reasons import input_note, skip_reason
 
 MAX_UNRECOGNISED_EXAMPLE = 400
 
@@ -122,7 +123,7 @@ def unrecognised(report: Report, msg: Messages) -> str:
 
 def skipped(report: Report, msg: Messages) -> str:
     out = [f"<h2 id=\"skipped\">{e(msg('page.skipped', n=len(report.skipped)))}</h2><ul>"
-           + "".join(f"<li>{e(s.path)}: {e(s.reason)}</li>" for s in report.skipped[:200]) + "</ul>"]
+           + "".join(f"<li>{e(s.path)}: {e(skip_reason(s.reason, msg))}</li>" for s in report.skipped[:200]) + "</ul>"]
     if len(report.skipped) > 200:
         out.append(f"<div class=\"note\">{e(msg('page.more_skipped', n=len(report.skipped) - 200))}</div>")
     return "\n".join(out)
@@ -139,6 +140,6 @@ def inputs(report: Report, msg: Messages) -> str:
             f"{e(msg('page.files', n=len(report.inputs)))}</summary><table><tr>"
             + "".join(f"<th>{e(msg('page.input_col.' + c))}</th>" for c in cols) + "</tr>"
             + "".join(f"<tr><td>{e(i.path)}</td><td>{e(i.kind)}</td><td>{e(i.node or '')}</td>"
-                      f"<td>{i.lines}</td><td>{i.raw_lines}</td><td>{e(i.note or '')}</td></tr>"
+                      f"<td>{i.lines}</td><td>{i.raw_lines}</td><td>{e(input_note(i.note, msg))}</td></tr>"
                       for i in report.inputs[:2000])
             + "</table></details>")

@@ -214,7 +214,7 @@ def _record_trace(go, pts: list[dict[str, Any]], level: str, cls: str, msg: Mess
             "unrecognised": msg("page.timeline.level_unrecognised", level=word), "other": word}[cls]
 
     def hover(r: dict[str, Any]) -> str:
-        text = e(f"{r['file']}:{r['line']}  {r['level']}" + (f" {r['code']}" if r["code"] else ""))
+        text = e(f"{r['file']}:{r['line']}  {word}" + (f" {r['code']}" if r["code"] else ""))
         text += "<br>" + e((r["message"] or "")[:200])
         if r["rules"]:
             text += "<br>" + e(msg("page.timeline.evidence_of", rules=r["rules"]))
