@@ -2,7 +2,7 @@
 
 The strings live in ``diagnose/messages.toml`` (shipped inside the package), one table per part of the
 output, each message as ``key.en`` / ``key.zh`` like the rule files' texts. A message is a ``str.format``
-template over named placeholders (``"{n} files"``); the English side may be a list ``[one, other]`` that is
+template over named placeholders (``"{n} files"``; a literal brace is doubled); the English side may be a list ``[one, other]`` that is
 picked by the ``n`` placeholder. ``term = true`` marks a message whose Chinese text is deliberately the same
 technical term (``rank``); every other Chinese text holds Chinese characters (tests/test_messages.py).
 
@@ -58,15 +58,14 @@ class Messages:
         return value
 
     def __call__(self, key: str, /, **params: Any) -> str:
-        text = self.template(key, params.get("n"))
-        return text.format(**params) if params else text
+        return self.template(key, params.get("n")).format(**params)
 
     def html(self, key: str, /, **params: Any) -> str:
         """The message for an HTML page: the template may hold markup (``<b>``, ``<code>``); every value put
         into it is escaped."""
         text = self.template(key, params.get("n"))
         safe = {k: html.escape("" if v is None else str(v), quote=True) for k, v in params.items()}
-        return text.format(**safe) if params else text
+        return text.format(**safe)
 
     def get(self, key: str, default: str, /, **params: Any) -> str:
         """The message when the catalog has ``key``, else ``default`` (a name taken from the data)."""
