@@ -81,4 +81,6 @@ def plotly_locale(msg: Messages) -> str:
 
 
 def plot_config(lang: str) -> dict[str, Any]:
-    return {"displaylogo": False, "responsive": True, "locale": PLOTLY_LOCALE.get(lang, "en")}
+    """No plotly logo, no "Share chart" button (plotly 7 offers to upload the chart, logs in its hover texts
+    included, to Plotly Cloud: a page that fetches nothing must not offer that), plotly's words in ``lang``."""
+    return {"displaylogo": False, "responsive": True, "showSendToCloud": False, "locale": PLOTLY_LOCALE.get(lang, "en")}

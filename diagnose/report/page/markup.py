@@ -23,11 +23,15 @@ _CODE = re.compile(r"`([^`\n]+)`")
 
 
 def fmt_time(ts: datetime | None) -> str | None:
-    """``2026-03-15 03:10:31.338``; whole seconds without a ``.000``."""
+    """``2026-03-15 03:10:31.338``; whole seconds without a ``.000``; under a millisecond in microseconds
+    (profiler events: ``07:07:11.000463``)."""
     if ts is None:
         return None
     text = ts.strftime("%Y-%m-%d %H:%M:%S")
-    return text + f".{ts.microsecond // 1000:03d}" if ts.microsecond else text
+    if not ts.microsecond:
+        return text
+    return text + (f".{ts.microsecond // 1000:03d}" if ts.microsecond % 1000 == 0 or ts.microsecond >= 1000
+                   else f".{ts.microsecond:06d}")
 
 
 def plot_time(ts: datetime | None) -> str | None:
