@@ -18,6 +18,18 @@ from pathlib import Path
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
+
+def _has_cjk_font() -> bool:
+    try:
+        out = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "Noto Sans CJK" in out
+
+
+CJK_FONT = _has_cjk_font()
+NO_CJK_FONT = "fonts-noto-cjk not installed (apt-get install -y fonts-noto-cjk)"
+
 MEASURE = r"""<script>(function(){
 function box(el){var r=el.getBoundingClientRect();return [r.left+scrollX,r.top+scrollY,r.right+scrollX,r.bottom+scrollY];}
 function texts(div,sel){return Array.prototype.map.call(div.querySelectorAll(sel),function(t){

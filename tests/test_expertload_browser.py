@@ -13,6 +13,7 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
+from browser import CJK_FONT, NO_CJK_FONT
 from diagnose.cli import main
 from test_expertload_week import DAYS, L, make_week
 
@@ -140,6 +141,7 @@ def test_no_text_is_cut_or_drawn_over_another(measured, lang):
         assert "Share chart..." not in plot["modebar"]
 
 
+@pytest.mark.skipif(not CJK_FONT, reason=NO_CJK_FONT)
 def test_chinese_page_is_chinese_in_a_cjk_font(measured):
     dom, m = measured["zh"]
     assert '<html lang="zh">' in dom and m["font"].startswith('"Noto Sans CJK SC"') and abs(m["cjk"] - 80) < 1.5

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from browser import CHROMIUM, inside, measure, overlap
+from browser import CHROMIUM, CJK_FONT, NO_CJK_FONT, inside, measure, overlap
 from diagnose.cli import main
 from test_zh_outputs import RUNS
 
@@ -178,6 +178,7 @@ def test_profiler_page_names_its_lane_and_where_the_root_cause_is(pages):
     assert "- · " not in root and "first seen -" not in root and "kernel_details.csv:35" in root
 
 
+@pytest.mark.skipif(not CJK_FONT, reason=NO_CJK_FONT)
 @pytest.mark.parametrize("name", ["two-node-aicore.zh", pytest.param("healthy.zh", marks=pytest.mark.slow)])
 def test_chinese_page_is_chinese_in_a_cjk_font(pages, name):
     dom, m, _ = pages[name]
