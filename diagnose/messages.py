@@ -26,8 +26,14 @@ CATALOG_FILE = Path(__file__).with_name("messages.toml")
 @cache
 def catalog() -> dict[str, dict[str, Any]]:
     """``"table.key"`` -> ``{"en": ..., "zh": ..., "term": bool}`` (tables may nest: ``page.timeline.title``)."""
-    with CATALOG_FILE.open("rb") as fh:
-        data = tomllib.load(fh)
+    from diagnose.tomlcache import parsed_tomls
+
+    cached = parsed_tomls([CATALOG_FILE], prefix="messages-")  # JSON in the cache folder: 1 ms, not 15
+    if cached is not None:
+        data = cached[CATALOG_FILE]
+    else:
+        with CATALOG_FILE.open("rb") as fh:
+            data = tomllib.load(fh)
     out: dict[str, dict[str, Any]] = {}
 
     def walk(prefix: str, table: dict[str, Any]) -> None:

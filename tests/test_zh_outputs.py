@@ -203,3 +203,23 @@ def test_the_scan_catches_an_untranslated_string(zh_reports):
     assert _words("严重程度 severity；Unrecognised errors: 3 signatures") - allowed >= {"severity", "unrecognised"}
     assert not _words(report.findings[0].evidence[0].text) - allowed
     assert not _words("见 vllm-ascend#4972 与 --max-num-seqs、/usr/local/Ascend、Worker_DP1_TP5_EP13") - allowed
+
+
+def test_expert_load_reports_in_chinese_have_no_untranslated_words(tmp_path):
+    """The expert-load Markdown and HTML of the sample week with --lang zh: words only from paths, signal
+    names and the catalog's Chinese texts."""
+    from click.testing import CliRunner
+
+    from diagnose.cli import main
+
+    allowed = {w.lower() for e in catalog().values() for w in WORD.findall(str(e["zh"]))} | {"diagnose", "json"}
+    leaks = {}
+    for fmt, suffix in (("markdown", "md"), ("html", "html")):
+        out = tmp_path / f"report.{suffix}"
+        res = CliRunner().invoke(main, ["expert-load", str(SAMPLES / "expert-load-week" / "dumps"), "-o", str(out),
+                                        "--lang", "zh"])
+        assert res.exit_code == 0, res.output
+        found = _words(visible_text(fmt, out.read_text(encoding="utf-8"))) - allowed
+        if found:
+            leaks[fmt] = sorted(found)
+    assert not leaks, f"English words in the zh expert-load reports: {leaks}"
