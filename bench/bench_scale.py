@@ -39,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 import gen_bundle  # noqa: E402
+import peak  # noqa: E402
 
 KINDS = ["vllm", "vllm-tty", "plog", "mindie", "profiler"]
 _ASCII = bytes.maketrans(bytes(range(128, 256)), bytes(ord("a") + i % 26 for i in range(128)))
@@ -52,17 +53,20 @@ class Run:
 
 
 def timed(cmd: list[str], timeout: float, stdout_path: Path | None = None) -> Run:
-    """Run ``cmd``; wall time, and the child's own CPU seconds and peak RSS from wait4."""
+    """Run ``cmd``; wall time, and the child's own CPU seconds and peak RSS (bench/peak.py: from wait4 of a
+    small launcher, since a child's ru_maxrss starts from its parent's peak)."""
     out = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
     err_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-scale-{os.getpid()}.stderr"
+    report = err_path.with_suffix(".peak.json")
     with open(err_path, "wb") as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=REPO, env={**os.environ, "NO_COLOR": "1"})
+        proc = subprocess.Popen(peak.command(report, cmd), stdout=out, stderr=err, cwd=REPO,
+                                env={**os.environ, "NO_COLOR": "1"})
         killed = threading.Event()
 
         def kill():
             killed.set()
-            proc.kill()
+            proc.terminate()  # the launcher passes SIGTERM on (SIGKILL would leave the command running)
 
         timer = threading.Timer(timeout, kill)
         timer.start()
@@ -74,7 +78,9 @@ def timed(cmd: list[str], timeout: float, stdout_path: Path | None = None) -> Ru
         out.close()
     stderr = err_path.read_text(errors="replace")[-3000:]
     err_path.unlink(missing_ok=True)
-    return Run(wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, proc.returncode, killed.is_set(), stderr)
+    own = peak.read(report) or {"maxrss_mb": ru.ru_maxrss / 1024, "cpu_s": ru.ru_utime + ru.ru_stime}
+    report.unlink(missing_ok=True)
+    return Run(wall, own["cpu_s"], own["maxrss_mb"], proc.returncode, killed.is_set(), stderr)
 
 
 def best_of(cmd: list[str], repeat: int, timeout: float, stdout_path: Path | None = None) -> tuple[Run, list[Run]]:

@@ -9,23 +9,34 @@ PATH...`` and ``diagnose -- PATH...`` always read paths.
 from __future__ import annotations
 
 import gc
+import sys
 from pathlib import Path
 
 import click
 
 from diagnose import __version__
 from diagnose.commands.check import check
+from diagnose.commands.common import COLOR_CHOICES
 from diagnose.commands.expert_load import expert_load
 from diagnose.commands.preflight import preflight
 from diagnose.commands.rules import rules_group
 
 
-def run() -> None:
-    """The console entry point (and ``python -m diagnose``): ``main``, then an exit without Python's last
-    collection, which would walk every object of polars and of the run (30-40 ms, a tenth of a small run)
-    when the process is about to give all its memory back anyway."""
+def run(args: list[str] | None = None) -> None:
+    """The console entry point (and ``python -m diagnose``): ``main``, with Ctrl-C and SIGTERM turned into one
+    line and exit 130 / 143 (diagnose/interrupts.py), then an exit without Python's last collection, which
+    would walk every object of polars and of the run (30-40 ms, a tenth of a small run) when the process is
+    about to give all its memory back anyway."""
+    from diagnose.interrupts import Stopped, report_stopped, stop_on_signals
+
+    code = 0
     try:
-        main()
+        with stop_on_signals():
+            try:
+                main(args=args)
+            except Stopped as stop:
+                code = report_stopped(stop)
+        sys.exit(code)
     finally:
         gc.freeze()
 
@@ -43,7 +54,19 @@ class DiagnoseGroup(click.Group):
                 args = ["check", *args]
         else:
             args = ["check", *args]
-        return super().parse_args(ctx, args)
+        return super().parse_args(ctx, _bare_color(args))
+
+
+def _bare_color(args: list[str]) -> list[str]:
+    """``--color`` takes an optional value: ``--color PATH`` (the flag, then a path) must not read the path
+    as the value, so a bare ``--color`` not followed by a colour choice becomes ``--color=always``."""
+    out = list(args)
+    for i, arg in enumerate(out):
+        if arg == "--":
+            break
+        if arg == "--color" and (i + 1 >= len(out) or out[i + 1] not in COLOR_CHOICES):
+            out[i] = "--color=always"
+    return out
 
 
 @click.group(cls=DiagnoseGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -53,10 +76,11 @@ def main() -> None:
 
     \b
     Usage: diagnose [OPTIONS] PATH...        analyse logs (folders, files, .gz, .tar.gz, .zip, - for stdin)
-           diagnose rules list|show|test|docs|new   the rule catalog
+           diagnose rules list|show|test|docs|new|signals   the rule catalog
            diagnose preflight MODEL_DIR ...  check weights metadata and launch settings before starting
            diagnose expert-load DUMPS ...    weekly expert-load report and a better expert placement
-    Run `diagnose check --help` for the analysis options (--format, --fail-on, --rules, ...).
+    Run `diagnose check --help` for the analysis options (--format, --fail-on, --rules, --select, ...).
+    Defaults come from .diagnose.toml or [tool.diagnose] in pyproject.toml (see docs/ci.md).
     """
 
 

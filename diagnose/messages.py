@@ -91,3 +91,15 @@ class Messages:
 
 def messages(lang: str | None = "en") -> Messages:
     return Messages(lang)
+
+
+def locale_lang() -> str:
+    """The language of the environment: ``DIAGNOSE_LANG``, else the locale (``LC_ALL``, ``LC_MESSAGES``,
+    ``LANG``); Chinese for any ``zh*``, else English."""
+    import os
+
+    for var in ("DIAGNOSE_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(var, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"

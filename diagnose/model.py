@@ -155,6 +155,8 @@ class Finding:
     caused_by: str | None = None  # rule id of the finding this one is a consequence of
     facts: dict[str, Any] = field(default_factory=dict)  # the numbers behind the summary
     generic: bool = False  # says only the family of a failure (an unlisted or "inner error" code): ranked after specific ones
+    fingerprint: str | None = None  # stable across runs (diagnose/fingerprint.py): findings baselines, SARIF
+    baseline_state: str | None = None  # with a findings baseline (--baseline report.json): "new" or "known"
 
     def short_where(self, sep: str = ",") -> str:
         """A few nodes and ranks for a table cell (``node-0,node-1 rank 0,8,13``); empty when unknown."""
@@ -182,6 +184,8 @@ class Finding:
             "remediation": self.remediation,
             "references": list(self.references),
             "caused_by": self.caused_by,
+            "fingerprint": self.fingerprint,
+            **({"baseline_state": self.baseline_state} if self.baseline_state else {}),
         }
 
 
@@ -195,9 +199,10 @@ class InputFile:
     node: str | None = None
     encoding: str = "utf-8"
     note: str | None = None  # e.g. truncated compressed data: what was read is used
+    incomplete: str | None = None  # why the file was read only in part (a truncated .gz): the run's coverage is partial
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "path": self.path,
             "kind": self.kind,
             "lines": self.lines,
@@ -207,12 +212,26 @@ class InputFile:
             "encoding": self.encoding,
             "note": self.note,
         }
+        if self.incomplete:
+            out["incomplete"] = self.incomplete
+        return out
+
+
+# Reasons for skipping a file that is not a log by design (nothing of the incident is lost by not reading it);
+# any other skipped input means the run covered less than it was given (diagnose/coverage.py).
+BY_DESIGN = ("binary file", "symbolic link", "link inside archive", "special file", "not a regular file",
+             "Python source", "not in the model directory")
 
 
 @dataclass(frozen=True)
 class Skipped:
     path: str
     reason: str
+
+    @property
+    def by_design(self) -> bool:
+        """Not a log (a binary, a link, Python source): leaving it out loses nothing."""
+        return self.reason.startswith(BY_DESIGN)
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "reason": self.reason}
@@ -243,6 +262,16 @@ class Report:
     unrecognised_new: int | None = None
     # the one-line verdict (diagnose/verdict.py): kind, text, and where it points
     verdict: dict[str, Any] = field(default_factory=dict)
+    # inputs the run derived itself (preflight facts, validation facts): not files read; their findings'
+    # evidence points at the files the facts came from
+    derived: list[InputFile] = field(default_factory=list)
+    # what the run covered (diagnose/coverage.py): status complete / partial / nothing-analysed, the reason,
+    # the inputs read in part or not read, and a sentence for the reports
+    coverage: dict[str, Any] = field(default_factory=dict)
+    # findings and signatures the configuration suppresses, each with its reason (diagnose/suppression.py)
+    suppressed: list[dict[str, Any]] = field(default_factory=list)
+    # with a findings baseline (--baseline report.json): how many findings are new; None without one
+    findings_new: int | None = None
 
     @property
     def incomplete(self) -> bool:
@@ -266,6 +295,13 @@ class Report:
         out["unrecognised_more"] = self.unrecognised_more
         if self.unrecognised_new is not None:
             out["unrecognised_new"] = self.unrecognised_new
+        if self.derived:
+            out["derived"] = [d.to_dict() for d in self.derived]
+        if self.coverage:
+            out["coverage"] = dict(self.coverage)
+        if self.findings_new is not None:
+            out["findings_new"] = self.findings_new
+        out["suppressed"] = [dict(s) for s in self.suppressed]
         return out
 
 

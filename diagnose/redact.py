@@ -186,9 +186,9 @@ def _is_local(name: str) -> bool:
 
 # Fields that come from rule files or are enumerations: nothing of the site in them.
 _FINDING_SAFE = {"rule_id", "name", "category", "severity", "title", "remediation", "references", "caused_by",
-                 "consequence", "count", "first_seen", "last_seen", "ranks"}
+                 "consequence", "count", "first_seen", "last_seen", "ranks", "fingerprint", "baseline_state"}
 _INPUT_SAFE = {"kind", "encoding", "lines", "bytes", "raw_lines"}
-_REPORT_HANDLED = {"findings", "inputs", "skipped", "errors", "rules_checked", "signals"}
+_REPORT_HANDLED = {"findings", "inputs", "skipped", "errors", "rules_checked", "signals", "derived"}
 
 
 def redact_report(report: Report, redactor: Redactor | None = None) -> Report:
@@ -198,8 +198,10 @@ def redact_report(report: Report, redactor: Redactor | None = None) -> Report:
     new field cannot leak by default.
     """
     r = redactor or Redactor()
-    r.add_hosts(sorted({i.node for i in report.inputs if i.node} | {n for f in report.findings for n in f.nodes}))
+    r.add_hosts(sorted({i.node for i in report.inputs if i.node} | {n for f in report.findings for n in f.nodes}
+                       | {n for s in report.suppressed for n in s.get("nodes", [])}))
     inputs = [_redact_dataclass(i, r, _INPUT_SAFE) for i in report.inputs]
+    derived = [_redact_dataclass(i, r, _INPUT_SAFE) for i in report.derived]
     skipped = [Skipped(r.text(s.path), r.text(s.reason)) for s in report.skipped]
     findings = [_redact_dataclass(f, r, _FINDING_SAFE) for f in report.findings]
     errors = [r.text(e) for e in report.errors]
@@ -207,7 +209,7 @@ def redact_report(report: Report, redactor: Redactor | None = None) -> Report:
     changes = {f.name: r.value(getattr(report, f.name)) for f in dataclasses.fields(report)
                if f.name not in _REPORT_HANDLED}
     return dataclasses.replace(
-        report, findings=findings, inputs=inputs, skipped=skipped, errors=errors,
+        report, findings=findings, inputs=inputs, derived=derived, skipped=skipped, errors=errors,
         rules_checked=[dict(b) for b in report.rules_checked], signals=signals, **changes,
     )
 

@@ -30,6 +30,7 @@ from diagnose.messages import Messages, messages
 from diagnose.model import SEVERITY_RANK, Evidence, Finding
 
 ROOT_ID = "RC001"
+ROOT_NAME = "first-failing-rank"  # --select/--ignore and suppressions may name it like a rule
 _TIMEOUTS = ("hccl_exec_timeout_s", "hccl_connect_timeout_s", "hccl_watchdog_timeout_s")
 
 def find_root_cause(findings: list[Finding], rules: list[Rule], records: pl.DataFrame, signals: pl.DataFrame,
@@ -166,7 +167,7 @@ def _synthetic(msg: Messages, summary: str, facts: dict, echo: pl.DataFrame, roo
         evidence.append(Evidence(file, int(line), _line_text(records, file, line)))
     first = root["ts"] if root is not None else echo["ts"].drop_nulls().min()
     return Finding(
-        rule_id=ROOT_ID, name="first-failing-rank", category="communication", severity="error",
+        rule_id=ROOT_ID, name=ROOT_NAME, category="communication", severity="error",
         title=msg("rootcause.title"), summary=summary, count=int(facts.get("waiting_ranks") or 0),
         first_seen=first, last_seen=echo["ts"].drop_nulls().max(),
         nodes=[root["node"]] if root is not None and root["node"] else [],

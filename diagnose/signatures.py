@@ -77,6 +77,7 @@ _EXCEPTION_LINE = dfa_safe(r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exceptio
 _BODY_LINE = r"^\s*(?:Traceback \(most recent call last\)|File \"|\^+\s*$|During handling|The above exception)"
 _LEVELS = ["WARNING", "ERROR", "CRITICAL"]
 _KEYS = {"file": pl.String, "event": pl.UInt32}
+_OWN_LINES = ["validation-facts"]
 
 
 def mask(expr: pl.Expr) -> pl.Expr:
@@ -93,7 +94,9 @@ def candidates(records: pl.DataFrame) -> pl.DataFrame:
         return records
     level = pl.col("level").is_in(_LEVELS).fill_null(False)
     has_code = pl.col("code").is_not_null()
-    frame = records.filter(level | has_code)
+    # The comparison's own lines (``<validation>``) state what the VAL rules judge, not errors of the logs.
+    own = pl.col("source").is_in(_OWN_LINES).fill_null(False)
+    frame = records.filter((level | has_code) & ~own)
     key = ["file", "event"]
     exc = pl.col("message").str.contains(_EXCEPTION_LINE)
     frame = frame.with_columns(

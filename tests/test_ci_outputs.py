@@ -376,11 +376,18 @@ def test_unreadable_input_never_exits_zero(tmp_path):
     missing = tmp_path / "no-such-artifact.tgz"
     corrupt = tmp_path / "broken.tgz"
     corrupt.write_bytes(b"\x1f\x8b\x08\x00not really gzip")
-    for target in (missing, corrupt):
-        result = invoke("check", str(target), "--exit-zero", "--sarif", str(tmp_path / "x.sarif"),
-                        env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": None})
-        assert result.exit_code == 2, target
-        assert "::error title=diagnose::no input could be read" in result.stdout
+    result = invoke("check", str(missing), "--exit-zero", "--sarif", str(tmp_path / "x.sarif"),
+                    env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": None})
+    assert result.exit_code == 2  # a path that does not exist: a usage error, no report
+    assert "::error title=diagnose::no input could be read" in result.stdout
+    assert not (tmp_path / "x.sarif").exists()
+    # A corrupt artifact: the run analysed nothing (exit 4), and every report says so.
+    result = invoke("check", str(corrupt), "--exit-zero", "--sarif", str(tmp_path / "x.sarif"),
+                    env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": None})
+    assert result.exit_code == 4
+    assert "::error title=diagnose%3A nothing analysed::Nothing was analysed" in result.stdout
+    sarif = json.loads((tmp_path / "x.sarif").read_text(encoding="utf-8"))
+    assert sarif["runs"][0]["invocations"][0]["executionSuccessful"] is False
 
 
 def test_github_mode_keeps_json_stdout_clean_and_writes_the_step_summary(tmp_path):

@@ -156,11 +156,11 @@ def test_unreadable_and_binary_files_are_skipped_with_reasons(tmp_path: Path):
     assert "Skipped" in text and "core.bin" in text
 
 
-def test_only_unreadable_input_exits_2(tmp_path: Path):
+def test_only_unreadable_input_exits_4_nothing_analysed(tmp_path: Path):
     (tmp_path / "core.bin").write_bytes(bytes(range(256)) * 64)
     result = run_cli(str(tmp_path / "core.bin"))
-    assert result.exit_code == 2
-    assert "binary" in result.stderr
+    assert result.exit_code == 4
+    assert "Nothing was analysed" in result.stdout and "binary" in result.stderr
 
 
 def test_since_until_window():

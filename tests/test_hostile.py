@@ -246,8 +246,9 @@ def test_time_budget_lists_what_was_not_reached(tmp_path: Path):
         late = run_cli("--budget", "max_seconds=1", str(tmp_path))
     finally:
         pipeline.time.monotonic = real
-    # Nothing could be read in time: exit 2, each file named with the reason.
-    assert late.exit_code == 2 and late.stderr.count("time budget of 1 s reached") == 3
+    # Nothing could be read in time: nothing was analysed (exit 4), each file named with the reason.
+    assert late.exit_code == 4 and late.stdout.count("time budget of 1 s reached") == 3
+    assert "none of the 3 inputs could be read" in late.stderr
 
 
 @pytest.mark.parametrize("case", sorted((ROOT / "tests" / "data" / "fuzz").glob("*.bin")), ids=lambda p: p.name)

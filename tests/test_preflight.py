@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -77,7 +78,7 @@ def test_oldest_num_speculative_tokens_flag_and_api_server_entrypoint():
 
 def test_script_without_serve_is_a_problem_not_an_error():
     launch = launch_mod.parse_serve_script("#!/bin/bash\nexport A=1\necho hello\n", "run.sh")
-    assert launch.problems and "no `vllm serve`" in launch.problems[0]
+    assert launch.problems and "not a vLLM launch: no `vllm serve MODEL ...`" in launch.problems[0]
     assert launch.command == ""
 
 
@@ -200,7 +201,8 @@ def test_correct_sample_is_clean_and_capacity(sample_facts):
     assert abs(float(f["concurrent_seqs_at_max_len"]) - 5.67) < 0.02
     assert f["concurrency_shortfall"] == "0"
     kinds = [i["kind"] for i in report["inputs"]]
-    assert kinds.count("model-metadata") == 3 and "launch" in kinds and "preflight" in kinds
+    assert kinds.count("model-metadata") == 3 and "launch" in kinds and "preflight" not in kinds
+    assert [d["kind"] for d in report["derived"]] == ["preflight"]  # the facts: derived, not a file read
 
 
 def test_no_mtp_sample_reports_only_mtp201(sample_facts):
@@ -275,8 +277,9 @@ def test_exit_code_follows_fail_on(tmp_path):
     config_only.mkdir()
     (config_only / "config.json").write_text((MODELS / "deepseek-r1-w8a8" / "config.json").read_text(), encoding="utf-8")
     ok = run_cli("preflight", str(config_only), "--serve-cmd", cmd, "--format", "json")
-    assert ok.exit_code == 0 and "KV202" in _ids(json.loads(ok.stdout))  # a warning: below --fail-on error
-    strict = run_cli("preflight", str(config_only), "--serve-cmd", cmd, "--fail-on", "warning", "-q")
+    assert ok.exit_code == 0 and "KV202" in _ids(json.loads(ok.stdout))  # a note: below --fail-on error
+    assert run_cli("preflight", str(config_only), "--serve-cmd", cmd, "--fail-on", "warning").exit_code == 0
+    strict = run_cli("preflight", str(config_only), "--serve-cmd", cmd, "--fail-on", "info", "-q")
     assert strict.exit_code == 1 and strict.stdout == ""
 
 
@@ -329,8 +332,15 @@ def test_bundle_with_model_files_and_launch_script(tmp_path):
     result = run_cli("--format", "json", str(tmp_path))
     report = json.loads(result.stdout)
     assert "MTP201" in _ids(report)
-    facts_inputs = [i for i in report["inputs"] if i["kind"] == "preflight"]
+    facts_inputs = [i for i in report["derived"] if i["kind"] == "preflight"]
     assert facts_inputs and facts_inputs[0]["path"].endswith("deepseek-r1-w8a8/preflight.facts")
+    assert not [i for i in report["inputs"] if i["kind"] == "preflight"]  # not counted as a file read
+    # The evidence points at the files the facts came from: the launch script line and the weight map.
+    places = {(Path(e["file"]).name, e["line"]) for f in report["findings"] for e in f["evidence"]}
+    assert all(Path(e["file"]).exists() for f in report["findings"] for e in f["evidence"])
+    script = (tmp_path / "start.sh").read_text(encoding="utf-8").splitlines()
+    spec_line = next(i for i, line in enumerate(script, 1) if "--speculative-config" in line)
+    assert ("start.sh", spec_line) in places and ("model.safetensors.index.json", 1) in places
 
 
 def test_bundle_non_default_args_line_only(tmp_path):

@@ -289,7 +289,7 @@ def test_baseline_marks_new_signatures(sample, tmp_path):
     assert now["unrecognised_new"] == 1 and not now["errors"]
     assert [(u["signature"] == PLANTED, u["new"]) for u in now["unrecognised"]] == [(True, True), (False, False)]
     text = run_cli(str(SAMPLE), "--baseline", str(base), "--no-color").stdout
-    assert "1 new error signatures since the baseline" in text and "[NEW]" in text
+    assert "1 new error signature since the baseline" in text and "[NEW]" in text
     same = tmp_path / "same.json"
     same.write_text(json.dumps(data))
     _, again = run_json(str(SAMPLE), "--baseline", str(same))

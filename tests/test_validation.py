@@ -392,7 +392,7 @@ def test_sample_regressions_reported_with_numbers():
     assert list(found) == ["VAL002", "VAL001", "VAL003", "VAL004"]
     assert "UnquantizedLinearMethod" in found["VAL002"]["evidence"][0]["text"]
     assert "aime2024 is 4.00 points" in found["VAL001"]["summary"]
-    assert "3 request(s) failed" in found["VAL003"]["summary"]
+    assert "3 requests failed" in found["VAL003"]["summary"]
     assert "p99_tpot_ms is 30.0% worse" in found["VAL004"]["summary"]
     rows = {(r["metric"], r["scope"]): r for r in data["comparisons"]}
     tpot = next(r for (m, _), r in rows.items() if m == "p99_tpot_ms")

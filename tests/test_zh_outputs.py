@@ -37,7 +37,7 @@ RUNS = {
     "validation-regression": ([SAMPLES / "validation-regression" / "run"], SAMPLES / "validation-regression" / "baseline"),
     "models": ([SAMPLES / "models"], None),
 }
-FORMATS = ("text", "markdown", "junit", "sarif", "github", "html")
+FORMATS = ("text", "concise", "markdown", "junit", "sarif", "github", "gitlab", "html")
 WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
 # A chunk with one of these is an identifier, a path, a flag, a number or a code: never a translation miss.
 IDENTIFIER = re.compile(r"[\d/_=.@\\<>#`$:*{}\[\]~|+-]|[a-z][A-Z]|^[A-Z][a-z]+[A-Z]")
@@ -78,6 +78,8 @@ def _allowed(report, rules) -> set[str]:
         texts += [str(v) for v in report.signals["engine"].drop_nulls().unique().to_list()]
     texts += [i.path for i in report.inputs] + [i.kind for i in report.inputs] + [i.node or "" for i in report.inputs]
     texts += [f"{s.path} {s.reason}" for s in report.skipped] + list(report.errors)
+    for item in (report.coverage or {}).get("incomplete") or []:  # the library's own message, in parentheses
+        texts += [item["path"], *re.findall(r"\((.*)\)$", item["reason"])]
     for c in getattr(report, "comparisons", None) or []:
         texts += [str(c.get("metric")), str(c.get("scope"))]
     texts += [str(e["zh"]) for e in catalog().values()]
@@ -147,6 +149,8 @@ def visible_text(fmt: str, out: str) -> str:
             texts += [message, title.group(1) if title else ""]
         return "\n".join(t.replace("%0A", "\n").replace("%0D", "").replace("%3A", ":").replace("%2C", ",")
                          .replace("%25", "%") for t in texts)
+    if fmt == "gitlab":
+        return "\n".join(issue["description"] for issue in json.loads(out))
     if fmt == "html":
         parser = _Text()
         parser.feed(out)
@@ -176,6 +180,46 @@ def test_chinese_outputs_have_no_untranslated_words(zh_reports, name):
         if found:
             leaks[fmt] = sorted(found)
     assert not leaks, f"English words in the zh outputs of {name}: {leaks}"
+
+
+def _truncated_gz(folder: Path) -> None:
+    import gzip
+
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = "".join(f"INFO 09-03 14:{i // 60:02d}:{i % 60:02d} [loggers.py:118] Engine 000: Running: 1 reqs\n"
+                    for i in range(3000))
+    data = gzip.compress(lines.encode())
+    (folder / "vllm-serve.log.gz").write_bytes(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize("case", ["empty folder", "truncated gz", "window"])
+def test_coverage_texts_are_chinese_in_every_format(tmp_path, case):
+    """A run that analysed nothing, or read a file only in part, says so in Chinese in every format."""
+    from datetime import datetime
+
+    rules, _ = load_catalog(Settings())
+    folder = tmp_path / "logs"
+    extra = {}
+    if case == "empty folder":
+        folder.mkdir()
+    elif case == "truncated gz":
+        _truncated_gz(folder)
+    else:
+        folder.mkdir()
+        (folder / "vllm-serve.log").write_text("INFO 09-03 14:00:00 [loggers.py:118] Engine 000: Running: 1 reqs\n"
+                                               "ERROR 09-03 14:00:05 [core.py:42] EngineCore failed\n")
+        extra = {"since": datetime(2030, 1, 1)}
+    report = analyze([str(folder)], Settings(lang="zh", timeline=True, **extra))
+    assert report.coverage["status"] == ("partial" if case == "truncated gz" else "nothing-analysed")
+    allowed = _allowed(report, rules)
+    leaks = {}
+    for fmt in FORMATS:
+        out = render(fmt, report, lang="zh", paths=[str(folder)], catalog=rules, width=400, fail_on="error")
+        assert report.coverage["text"] in visible_text(fmt, out) or fmt == "text" and case != "truncated gz", fmt
+        found = _words(visible_text(fmt, out)) - allowed
+        if found:
+            leaks[fmt] = sorted(found)
+    assert not leaks, f"English words in the zh outputs of a run with {case}: {leaks}"
 
 
 def test_sarif_rules_carry_the_chinese_rule_texts(zh_reports):

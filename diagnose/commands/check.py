@@ -4,73 +4,87 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import click
 
+from diagnose.commands import configured
 from diagnose.commands.common import (
-    EXIT_USAGE, SEVERITY_CHOICES, default_lang, exit_code, parse_time, width, write_output,
+    EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, parse_time, use_color, width,
 )
+from diagnose.commands.outputs import MACHINE, deliver, extras_of, main_format, output_options
+from diagnose.exitcodes import exit_code
 
 
 @click.command("check")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "junit", "markdown", "github", "html"]),
-              default="text", show_default=True, help="Main output format.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the main output here.")
-@click.option("--sarif", "sarif_out", type=click.Path(dir_okay=False), help="Also write a SARIF 2.1.0 report here.")
-@click.option("--junit", "junit_out", type=click.Path(dir_okay=False), help="Also write a JUnit XML report here.")
-@click.option("--markdown", "markdown_out", type=click.Path(dir_okay=False), help="Also write a Markdown summary here.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Also write the JSON report here.")
+@output_options
 @click.option("--redact", is_flag=True,
               help="Mask IP addresses, host names, home paths and tokens in every output (same value, same mask).")
-@click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default="error", show_default=True,
-              help="Exit 1 when a finding is at or above this severity.")
+@click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default=None,
+              help="Exit 1 when a finding is at or above this severity (default: error, or the config's fail-on).")
+@click.option("--fail-on-new", is_flag=True,
+              help="With --baseline REPORT.json: only findings (and error signatures) new since that report fail.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings (errors reading input still fail).")
+@click.option("--allow-empty", is_flag=True, help="Exit 0, not 4, when nothing was analysed (no input read, "
+              "empty input, a time window holding no record, no file of a known kind).")
+@click.option("--allow-partial", is_flag=True, help="Exit 0, not 5, on a clean run that could not read every "
+              "input (a budget, a truncated archive or .gz); the reports still say what was not read.")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(exists=True),
               help="Extra rule files or folders (repeatable).")
 @click.option("--no-builtin-rules", is_flag=True, help="Use only the rules given with --rules.")
 @click.option("--since", help="Ignore records before this time (YYYY-MM-DD[ HH:MM[:SS]]).")
 @click.option("--until", help="Ignore records after this time.")
 @click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of titles and remediation.")
-@click.option("--color/--no-color", default=None, help="Colour (default: only on a terminal).")
+@color_option
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit code (and -o output).")
 @click.option("--budget", "budget_items", multiple=True, metavar="KEY=SIZE",
               help="Raise or lower a reading limit, e.g. max_file_bytes=8G, max_total_bytes=200G, "
                    "max_members=500000, max_ratio=500, bomb_floor=256M (repeatable).")
 @click.option("--baseline", type=click.Path(exists=True),
               help="Compare benchmark/accuracy results with a baseline: an earlier run (folder or file), a TOML "
-                   "of expected numbers with tolerances, or an earlier diagnose JSON report.")
-def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, redact, fail_on, exit_zero, rule_dirs,
-          no_builtin_rules, since, until, lang, color, quiet, budget_items=(), baseline=None):
+                   "of expected numbers with tolerances, or an earlier diagnose JSON report (which also marks each "
+                   "finding and error signature new or known).")
+@configured.config_options
+def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_rules, since, until, lang, color,
+          no_color, quiet, budget_items=(), baseline=None, fail_on_new=False, config_file=None, no_config=False,
+          select=(), ignore=(), allow_empty=False, allow_partial=False, **outputs):
     """Analyse the logs under PATH... and report findings, most likely root cause first.
 
     \b
-    CI: --sarif/--junit/--markdown/--json FILE write more outputs in the same run. With GITHUB_ACTIONS=true,
-    ::error/::warning/::notice annotations (at most 10 each) go to standard output, or to standard error
-    when standard output carries a machine format (json, sarif, junit); the runner reads both. The
-    Markdown summary is appended to $GITHUB_STEP_SUMMARY when that variable is set.
+    CI: --json/--sarif/--junit/--markdown/--html/--gitlab FILE write more outputs in the same run. With
+    GITHUB_ACTIONS=true, ::error/::warning/::notice annotations (at most 10 each) go to standard output, or
+    to standard error when standard output carries a machine format (json, sarif, junit, gitlab); the
+    runner reads both. The Markdown summary is appended to $GITHUB_STEP_SUMMARY when that variable is set.
+    Exit codes: 0 clean, 1 findings, 2 usage, 3 incomplete, 4 nothing analysed, 5 partial coverage,
+    6 an output not written, 130/143 interrupted (docs/ci.md).
     """
     from diagnose.engine import load_rules
-    from diagnose.ingest.budget import parse_budget
-    from diagnose.pipeline import Settings, diagnose, filters_for, load_catalog, read_paths
+    from diagnose.findings_baseline import only_new, read_report
+    from diagnose.interrupts import speak
+    from diagnose.messages import messages
+    from diagnose.pipeline import Settings, diagnose, filters_for, read_paths
     from diagnose.progress import progress_reporter
     from diagnose.report import render
+    from diagnose.report.reasons import skip_reason
 
-    try:
-        budget = parse_budget(list(budget_items))
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--budget") from None
+    fmt, extras = main_format(fmt, output), extras_of(outputs)
+    cfg = configured.file_config(config_file, no_config)  # command-line options win over the file
+    fail_on = fail_on or cfg.fail_on or "error"
     settings = Settings(
-        rule_dirs=tuple(Path(d) for d in rule_dirs),
+        rule_dirs=configured.rule_dirs(cfg, rule_dirs),
         builtin_rules=not no_builtin_rules,
         since=parse_time(since, "--since"),
         until=parse_time(until, "--until"),
-        lang=lang or default_lang(),
-        budget=budget,
+        lang=configured.language(cfg, lang),
+        budget=configured.budget(cfg, budget_items),
         baseline=baseline,
-        timeline=fmt == "html",
+        timeline="html" in {fmt, *(f for f, _, _ in extras)},
+        selection=configured.selection(cfg, select, ignore),
+        suppressions=cfg.suppressions,
     )
+    speak(settings.lang)  # a Ctrl-C from here on is reported in the run's language
+    if fail_on_new and read_report(baseline) is None:
+        configured.fail("--fail-on-new needs --baseline REPORT.json, an earlier diagnose JSON report")
     if baseline and baseline.lower().endswith(".toml"):  # a broken baseline TOML is a configuration error
         from diagnose.validation import load_baseline
 
@@ -83,45 +97,46 @@ def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, reda
         for err in user_errors:
             click.echo(f"diagnose: error: {err}", err=True)
         sys.exit(EXIT_USAGE)
-    rules, rule_errors = load_catalog(settings)
+    rules, rule_errors, settings = configured.catalog(settings)  # the selected rules; suppressions by rule id
     filters = filters_for(rules)
 
-    with progress_reporter(enabled=not quiet) as progress:
+    # Progress on standard error (a terminal only): reading, parsing, rules, report; erased before any output.
+    with progress_reporter(list(paths), enabled=not quiet, lang=settings.lang) as progress:
         parsed = read_paths(list(paths), settings, filters, progress)
-    report = diagnose(parsed, rules, rule_errors, settings, filters)
-    if redact:
-        from diagnose.redact import redact_report
+        report = diagnose(parsed, rules, rule_errors, settings, filters, progress)
+        if progress is not None:
+            progress.phase("report")
+        if redact:
+            from diagnose.redact import redact_report
 
-        report = redact_report(report)
+            report = redact_report(report)
+        # Every path given is missing: a usage error, no report (checked below, once the line is erased).
+        missing = not report.inputs and bool(report.skipped) and all(
+            s.reason == "no such file or directory" for s in report.skipped)
+        colored = fmt == "text" and use_color(color_choice(color, no_color), to_file=bool(output))
+        # Every format gets the same options; each takes what it needs (paths: the input roots for relative paths).
+        opts = dict(lang=settings.lang, paths=list(paths), fail_on=fail_on, catalog=rules, allow_empty=allow_empty,
+                    allow_partial=allow_partial)
+        text = "" if missing else render(fmt, report, color=colored, width=width(to_file=bool(output)), **opts)
     github = os.environ.get("GITHUB_ACTIONS") == "true"
 
-    if not report.inputs:
+    msg = messages(settings.lang)
+    if missing:
         for s in report.skipped:
-            click.echo(f"diagnose: error: {s.path}: {s.reason}", err=True)
-        if not report.skipped:
-            click.echo("diagnose: error: no input files found", err=True)
+            click.echo(msg("cli.error", text=f"{s.path}: {skip_reason(s.reason, msg)}"), err=True)
         if github:
-            click.echo("::error title=diagnose::no input could be read; nothing was diagnosed")
+            click.echo("::error title=diagnose::" + msg("cli.nothing_read"))
         sys.exit(EXIT_USAGE)
 
-    use_color = color if color is not None else (output is None and sys.stdout.isatty())
-    # Every format gets the same options; each takes what it needs (paths: the input roots for relative paths).
-    opts = dict(lang=settings.lang, paths=list(paths), fail_on=fail_on, catalog=rules)
-    text = render(fmt, report, color=use_color if fmt == "text" else False,
-                  width=width() if use_color else 110, **opts)
-    if output:
-        write_output(output, text)
-    elif not quiet:
-        click.echo(text, nl=False)
-    for extra_fmt, target in (("sarif", sarif_out), ("junit", junit_out), ("markdown", markdown_out),
-                              ("json", json_out)):
-        if target:
-            write_output(target, text if extra_fmt == fmt else render(extra_fmt, report, **opts))
+    failed = deliver(report, render, fmt=fmt, output=output, extras=extras, quiet=quiet, main_text=text, opts=opts,
+                     color=colored)
+    if not quiet and report.coverage.get("text") and (output or fmt in MACHINE or not sys.stdout.isatty()):
+        click.echo(f"diagnose: {report.coverage['text']}", err=True)  # what the report says, where a person looks
     if github and not quiet and fmt != "github":
         notes = render("github", report, **opts)
         # Annotations must not corrupt a machine-readable main output on stdout: then they go to stderr,
         # which the Actions runner scans for workflow commands as well.
-        on_stdout = bool(output) or fmt in ("text", "markdown")
+        on_stdout = bool(output) or fmt not in MACHINE
         if notes:
             click.echo(notes, nl=False, err=not on_stdout)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -131,5 +146,7 @@ def check(paths, fmt, output, sarif_out, junit_out, markdown_out, json_out, reda
             with open(step_summary, "a", encoding="utf-8") as fh:
                 fh.write(summary)
         except OSError as exc:
-            click.echo(f"diagnose: warning: cannot append to $GITHUB_STEP_SUMMARY: {exc.strerror or exc}", err=True)
-    sys.exit(exit_code(report, fail_on, exit_zero))
+            click.echo(msg("cli.warning", text=msg("cli.step_summary", reason=exc.strerror or exc)), err=True)
+    if failed:
+        sys.exit(EXIT_OUTPUT_FAILED)
+    sys.exit(exit_code(only_new(report) if fail_on_new else report, fail_on, exit_zero, allow_empty, allow_partial))

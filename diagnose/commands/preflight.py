@@ -8,11 +8,14 @@ rendered by diagnose.report.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from diagnose.commands.common import EXIT_USAGE, SEVERITY_CHOICES, default_lang, exit_code, width, write_output
+from diagnose.commands.common import (
+    EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, default_lang, exit_code, use_color, width, write_output,
+)
 
 
 @click.command("preflight")
@@ -27,16 +30,17 @@ from diagnose.commands.common import EXIT_USAGE, SEVERITY_CHOICES, default_lang,
               help="Per-NPU memory that is neither weights nor KV cache (activations, HCCL buffers, graphs), GiB.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "junit", "markdown"]), default="text",
               show_default=True, help="Output format (as for `diagnose`).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
-@click.option("--facts", "facts_out", type=click.Path(dir_okay=False, writable=True, allow_dash=True),
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option("--facts", "facts_out", type=click.Path(dir_okay=False, allow_dash=True),
               help="Also write the facts, with the capacity arithmetic (`-`: print them); `diagnose FILE.facts` re-checks them.")
 @click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default="error", show_default=True)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings.")
+@click.option("--allow-empty", is_flag=True, help="Exit 0, not 4, when no model file and no launch was found.")
 @click.option("--lang", type=click.Choice(["en", "zh"]), default=None)
-@click.option("--color/--no-color", default=None)
+@color_option
 @click.option("-q", "--quiet", is_flag=True)
 def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_gb, reserve_gb, fmt, output, facts_out,
-              fail_on, exit_zero, lang, color, quiet):
+              fail_on, exit_zero, lang, color, no_color, quiet, allow_empty=False):
     """Check a model directory and its launch configuration before the service starts.
 
     Reads config.json, model.safetensors.index.json and quant_model_description.json (metadata only) and the
@@ -60,14 +64,15 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
         sys.exit(EXIT_USAGE)
     target = Target(npus=npus, npu_mem_gib=npu_mem_gb, reserve_gib=reserve_gb)
     try:
-        text, inputs, skipped = build_facts(model_dir, serve_cmd, serve_script, mindie_config, target)
+        text, inputs, skipped, origins = build_facts(model_dir, serve_cmd, serve_script, mindie_config, target)
     except LaunchUnreadable as exc:
-        click.echo(f"diagnose: error: {exc}", err=True)
+        for problem in str(exc).splitlines():
+            click.echo(f"diagnose: error: {problem}", err=True)
         sys.exit(EXIT_USAGE)
     if facts_out == "-":  # show the facts (capacity arithmetic included); stderr when stdout is machine-readable
         click.echo(text, err=fmt != "text")
     elif facts_out:
-        write_output(facts_out, text)
+        write_output(facts_out, text, "--facts")
     facts_path = facts_out if facts_out and facts_out != "-" else str(Path(model_dir or ".") / "preflight.facts")
     data = text.encode("utf-8")
     src = SourceFile(path=facts_path, rel=facts_path, node=None, size=len(data), mtime=None, open=lambda: _bytes(data))
@@ -75,17 +80,28 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
     rules, rule_errors = load_catalog(settings)
     rules = [r for r in rules if "preflight" in r.sources]
     parsed = read([src], settings, RuleFilters())
-    parsed.inputs = inputs + parsed.inputs
-    parsed.skipped = skipped + parsed.skipped
+    # The facts are derived, not a file read; findings on them point at the files they came from.
+    derive_facts(parsed, inputs, skipped, facts_path, text, origins)
     report = diagnose(parsed, rules, rule_errors, settings)
-    use_color = color if color is not None else (output is None and sys.stdout.isatty())
-    out = render(fmt, report, color=use_color if fmt == "text" else False, width=width() if use_color else 110,
+    colored = fmt == "text" and use_color(color_choice(color, no_color), to_file=bool(output))
+    out = render(fmt, report, color=colored, width=width(to_file=bool(output)),
                  lang=settings.lang, paths=[model_dir or "."], fail_on=fail_on, catalog=rules)
     if output:
         write_output(output, out)
     elif not quiet:
-        click.echo(out, nl=False)
-    sys.exit(exit_code(report, fail_on, exit_zero))
+        click.echo(out, nl=False, color=colored)
+    sys.exit(exit_code(report, fail_on, exit_zero, allow_empty))
+
+
+def derive_facts(parsed, inputs, skipped, facts_path: str, text: str, origins) -> None:
+    from diagnose import provenance
+
+    parsed.derived = [replace(i, lines=len(origins)) for i in parsed.inputs]
+    parsed.inputs = inputs
+    parsed.skipped = skipped + parsed.skipped
+    first = len(text.splitlines()) - len(origins) + 1
+    provenance.add(parsed.extra.setdefault("origins", {}), facts_path,
+                   [o or ("--serve-cmd", 1) for o in origins], first_line=first)
 
 
 def _bytes(data: bytes):

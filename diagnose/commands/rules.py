@@ -1,4 +1,4 @@
-"""``diagnose rules list|show|test|new|docs``: the rule catalog (built-in plus --rules folders)."""
+"""``diagnose rules list|show|test|new|docs|signals``: the rule catalog (built-in plus --rules folders)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from diagnose.commands.common import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, SEVERITY_CHOICES, default_lang
+from diagnose.commands import configured
+from diagnose.commands.common import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, SEVERITY_CHOICES, default_lang, write_output
 
 
 @click.group("rules")
@@ -18,6 +19,7 @@ def rules_group() -> None:
 def _load_catalog(rule_dirs, builtin: bool = True):
     from diagnose.engine import builtin_rules_dir, load_rules
 
+    configured.warn_empty_rule_dirs(rule_dirs)
     dirs = ([builtin_rules_dir()] if builtin else []) + [Path(d) for d in rule_dirs]
     rules, errors = load_rules(dirs)
     for err in errors:
@@ -27,15 +29,30 @@ def _load_catalog(rule_dirs, builtin: bool = True):
 
 @rules_group.command("list")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(exists=True), help="Extra rule folders.")
-@click.option("--category", help="Only this category.")
+@click.option("--category", help="Only this category (mtp, kv-cache, memory, communication, ...).")
 @click.option("--lang", type=click.Choice(["en", "zh"]), default=None)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def rules_list(rule_dirs, category, lang, fmt):
-    """One line per rule: id, category, severity, title."""
+@configured.config_options
+def rules_list(rule_dirs, category, lang, fmt, config_file=None, no_config=False, select=(), ignore=()):
+    """One line per rule: id, category, severity, title.
+
+    The rules `diagnose check` would run: the configuration file's rule folders and selection apply, as do
+    --select and --ignore (ids, id prefixes, names, categories, ALL).
+    """
     import json
 
-    rules, errors = _load_catalog(rule_dirs)
-    lang = lang or default_lang()
+    from diagnose.model import CATEGORIES
+    from diagnose.pipeline import Settings
+
+    if category is not None and category not in CATEGORIES:  # checked here: the model imports polars
+        raise click.BadParameter(f"{category!r} is not one of {', '.join(CATEGORIES)}", param_hint="--category")
+    cfg = configured.file_config(config_file, no_config)
+    lang = configured.language(cfg, lang)
+    settings = Settings(rule_dirs=configured.rule_dirs(cfg, rule_dirs), lang=lang,
+                        selection=configured.selection(cfg, select, ignore), suppressions=cfg.suppressions)
+    rules, errors, _ = configured.catalog(settings)
+    for err in errors:
+        click.echo(f"diagnose: error: {err}", err=True)
     rows = [r.brief(lang) for r in sorted(rules, key=lambda r: (r.category, r.id)) if not category or r.category == category]
     if fmt == "json":
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
@@ -57,6 +74,44 @@ def _code_tables(lang: str) -> list[str]:
     except Exception as exc:  # noqa: BLE001 - a broken table is reported, the listing stands
         return [f"cannot read: {exc}"]
     return [f"{name} {len(f.classes)} classes, {len(f.codes)} codes" for name, f in sorted(fams.items())]
+
+
+@rules_group.command("signals")
+@click.argument("word", required=False)
+@click.option("--kind", help="Only the signals of this source kind (vllm, plog, npu-smi, ..., or `any` for the "
+                             "families every kind can carry).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def rules_signals(word, kind, fmt):
+    """Every signal a rule can read: name, source kind, unit and meaning (WORD: only names containing it).
+
+    \b
+    diagnose rules signals kv_cache          the KV-cache signals of every kind
+    diagnose rules signals --kind npu-smi    what npu-smi output gives
+    Threshold, absence and mismatch rules name these in `signal = "..."` (docs/writing-rules.md).
+    """
+    import json
+
+    from diagnose.authoring.signals import kinds, signal_docs
+
+    if kind and kind not in kinds():
+        click.echo(f"diagnose: error: --kind {kind!r}: no such source kind with signals "
+                   f"(one of {', '.join(kinds())})", err=True)
+        sys.exit(EXIT_USAGE)
+    docs = [d for d in signal_docs() if (not kind or d.kind == kind) and (not word or word.lower() in d.name.lower())]
+    if not docs:
+        click.echo(f"diagnose: error: no signal name contains {word!r}", err=True)
+        sys.exit(EXIT_USAGE)
+    if fmt == "json":
+        click.echo(json.dumps([d.to_dict() for d in docs], ensure_ascii=False, indent=2))
+        return
+    name_w = max(len(d.name) for d in docs)
+    kind_w = max(len(d.kind) for d in docs)
+    unit_w = max(4, max(len(d.unit) for d in docs))
+    click.echo(f"{'signal':<{name_w}}  {'kind':<{kind_w}}  {'unit':<{unit_w}}  meaning")
+    for d in docs:
+        click.echo(f"{d.name:<{name_w}}  {d.kind:<{kind_w}}  {d.unit or '-':<{unit_w}}  {d.meaning}")
+    click.echo(f"{len(docs)} signals (kind `any`: CANN/HCCL error blocks, out-of-memory messages and Python "
+               "tracebacks, in any kind of log)")
 
 
 @rules_group.command("show")
@@ -204,7 +259,7 @@ def rules_docs(output, lang):
     rules, errors = _load_catalog([])
     text = catalog_markdown(rules, lang)
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_output(output, text)  # atomic (diagnose/commands/outputs.py)
     else:
         click.echo(text, nl=False)
     sys.exit(EXIT_USAGE if errors else EXIT_CLEAN)

@@ -291,6 +291,14 @@ def rule_from_dict(data: dict, sp: str, folder: Path | None = None, check_patter
         ck.match(data["match"])
     texts = {key: ck.lang_table(data, key, key in ("title", "remediation"))
              for key in ("title", "description", "summary", "remediation")}
+    # The fixtures are checked with the rest, so a broken file lists its test problems too.
+    raw_tests = data.get("test", [])
+    if not isinstance(raw_tests, list):
+        ck.fail("test", "must be an array of tables: [[test]]")
+        raw_tests = []
+    first_source = sources[0] if isinstance(sources, list) and sources and isinstance(sources[0], str) else None
+    tests = [_check_test(t, i, sp, folder, rid if isinstance(rid, str) else "RULE", first_source, ck)
+             for i, t in enumerate(raw_tests)]
     ck.raise_if_any()
     rule = Rule(
         id=rid,
@@ -305,41 +313,45 @@ def rule_from_dict(data: dict, sp: str, folder: Path | None = None, check_patter
         aliases=list(data.get("aliases", [])),
         path=sp,
     )
-    tests = [ck.attempt(_check_test, t, i, sp, folder, rule) for i, t in enumerate(data.get("test", []))]
-    ck.raise_if_any()
     rule.tests = tests
     return rule
 
 
-def _check_test(t: Any, i: int, sp: str, folder: Path | None, rule: Rule) -> RuleTest:
+def _check_test(t: Any, i: int, sp: str, folder: Path | None, rule_id: str, first_source: str | None,
+                ck: _Check) -> RuleTest | None:
+    """One [[test]] table; every problem of it goes to ``ck`` (None when there is one)."""
     where = f"test[{i}]"
     if not isinstance(t, dict):
-        raise RuleError(sp, where, "must be a table")
-    unknown = set(t) - _TEST_FIELDS
-    if unknown:
-        raise RuleError(sp, f"{where}.{sorted(unknown)[0]}", "unknown field")
+        ck.fail(where, "must be a table")
+        return None
+    before = len(ck.errors)
+    for key in sorted(set(t) - _TEST_FIELDS):
+        ck.fail(f"{where}.{key}", f"unknown field (allowed: {', '.join(sorted(_TEST_FIELDS))})")
     if "fires" not in t or not isinstance(t["fires"], bool):
-        raise RuleError(sp, f"{where}.fires", "missing (true: the rule must fire; false: it must not)")
+        ck.fail(f"{where}.fires", "missing (true: the rule must fire; false: it must not)")
+    log = None
     if ("log" in t) == ("file" in t):
-        raise RuleError(sp, where, "give exactly one of `log` (inline text) or `file` (path beside the rule)")
-    if "log" in t:
+        ck.fail(where, "give exactly one of `log` (inline text) or `file` (path beside the rule)")
+    elif "log" in t:
         log = t["log"]
+        if not isinstance(log, str):
+            ck.fail(f"{where}.log", "must be a string (the log text)")
     else:
-        target = (folder or Path(".")) / t["file"]
+        target = (folder or Path(".")) / str(t["file"])
         try:
             log = target.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise RuleError(sp, f"{where}.file", f"cannot read {target}: {exc.strerror or exc}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            ck.fail(f"{where}.file", f"cannot read {target}: {getattr(exc, 'strerror', None) or exc}")
     lines = t.get("lines", [])
-    if not isinstance(lines, list) or not all(isinstance(n, int) and n > 0 for n in lines):
-        raise RuleError(sp, f"{where}.lines", "must be a list of 1-based line numbers")
-    kind = t.get("kind") or (rule.sources[0] if rule.sources else None)
-    default_path = f"fixture/{rule.id}-{i}.log"
+    if not isinstance(lines, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in lines):
+        ck.fail(f"{where}.lines", "must be a list of 1-based line numbers")
+    if len(ck.errors) > before:
+        return None
     return RuleTest(
         name=t.get("name", f"{'fires' if t['fires'] else 'quiet'} #{i + 1}"),
         log=log,
-        path=t.get("path", default_path),
-        kind=kind,
+        path=t.get("path", f"fixture/{rule_id}-{i}.log"),
+        kind=t.get("kind") or first_source,
         fires=t["fires"],
         lines=lines,
         summary_contains=list(t.get("summary_contains", [])),

@@ -137,7 +137,8 @@ def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, si
         category=over.get("category", rule.category),
         severity=over.get("severity", rule.severity),
         title=over.get("title", rule.text("title", lang)),
-        summary=render(template, facts) + _excerpt_note(facts, lang),
+        summary=(counted_nouns(render(template, facts)) if lang == "en" else render(template, facts))
+        + _excerpt_note(facts, lang),
         count=match.count,
         first_seen=first,
         last_seen=last,
@@ -211,15 +212,36 @@ def _evidence(hits: pl.DataFrame, records: pl.DataFrame, extra: pl.DataFrame | N
     return out
 
 
+_NODE_NAMED = re.compile(r"(?i)^node(?:[-_.]?\d+|[-_.]|$)")
+
+
 def _where(nodes: list[str], ranks: list[int], lang: str = "en") -> str:
     msg = messages(lang)
     parts = []
     if nodes:
-        parts.append(msg("engine.where_nodes", n=len(nodes), nodes=", ".join(nodes[:6]) + (" …" if len(nodes) > 6 else "")))
+        # Folders named node-0, node-1 already say what they are: "on node-1", not "on node node-1".
+        key = "engine.where_named_nodes" if all(_NODE_NAMED.match(n) for n in nodes) else "engine.where_nodes"
+        parts.append(msg(key, n=len(nodes), nodes=", ".join(nodes[:6]) + (" …" if len(nodes) > 6 else "")))
     if ranks:
         parts.append(msg("engine.where_ranks", n=len(ranks),
                          ranks=", ".join(map(str, ranks[:8])) + (" …" if len(ranks) > 8 else "")))
     return msg("engine.where_join").join(parts) if parts else msg("engine.where_bundle")
+
+
+# Counted nouns of English summaries: templates say "{count} events" and "{n} interval(s)"; a count of one
+# reads "1 event", and "(s)" becomes what the number asks.
+_SINGULAR = {"events": "event", "times": "time", "tracebacks": "traceback", "messages": "message",
+             "intervals": "interval", "reports": "report", "errors": "error", "runs": "run", "ranks": "rank",
+             "launches": "launch", "entries": "entry", "lines": "line", "requests": "request", "files": "file",
+             "preemptions": "preemption", "sequences": "sequence", "nodes": "node", "tokens": "token",
+             "points": "point", "signatures": "signature", "warnings": "warning", "restarts": "restart"}
+_ONE_PLURAL = re.compile(r"(?<![^\s(])1 (" + "|".join(_SINGULAR) + r")\b")
+_MAYBE_PLURAL = re.compile(r"(?<![^\s(])(\d[\d,]*(?:\.\d+)?) ((?:[a-z]+ )?)([a-z]+)\(s\)")
+
+
+def counted_nouns(text: str) -> str:
+    text = _ONE_PLURAL.sub(lambda m: "1 " + _SINGULAR[m.group(1)], text)
+    return _MAYBE_PLURAL.sub(lambda m: f"{m.group(1)} {m.group(2)}{m.group(3)}{'' if m.group(1) == '1' else 's'}", text)
 
 
 def _fmt_ts(ts: datetime | None) -> str:

@@ -67,6 +67,10 @@ class Metered(io.RawIOBase):
         self._raw, self._budget, self._ratio, self._owner = raw, budget, ratio, owner
         self._count = 0
         self._limit = limit  # a file still being written is read up to its size when the walk saw it
+        # A decompressing reader asked for a large block decompresses many pieces into it and, when the data
+        # ends early, raises and drops them all: read it piece by piece (``read1``), so everything before
+        # the cut of a truncated .gz (or tar member) is kept.
+        self._piecewise = isinstance(raw, (gzip.GzipFile, tarfile.ExFileObject, zipfile.ZipExtFile))
 
     def readable(self) -> bool:
         return True
@@ -80,7 +84,11 @@ class Metered(io.RawIOBase):
         try:
             # Straight into the caller's buffer: no intermediate bytes object to allocate and copy.
             readinto = getattr(self._raw, "readinto", None)
-            if readinto is not None:
+            if self._piecewise:
+                data = self._raw.read1(want)
+                n = len(data)
+                buffer[:n] = data
+            elif readinto is not None:
                 n = readinto(memoryview(buffer)[:want]) or 0
             else:
                 data = self._raw.read(want)

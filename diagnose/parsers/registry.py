@@ -114,10 +114,20 @@ _DECIDING = [k.name for k in KINDS if k.name_decides]
 _TRUSTED = [k.name for k in sorted(KINDS, key=lambda k: -k.name_trust) if k.name_trust > 0]
 
 
+# Python source: a ``.py`` file with a statement no log line starts with. Its string literals may quote log
+# lines (a script that writes sample logs), so no log kind may claim it; a result kind may (AISBench configs).
+SOURCE_CODE = "python-source"
+_PY_SUFFIXES = (".py", ".pyw")
+_PY_STATEMENT = re.compile(r"^(?:from\s+[\w.]+\s+import\s|import\s+[\w.]+\s*(?:$|,|\s+as\s)|def\s+\w+\s*\("
+                           r"|class\s+\w+\s*[(:]|if\s+__name__\s*==|\"\"\"|\'\'\'|#!.*python)")
+_LOG_KINDS = frozenset(k.name for k in KINDS if k.line_oriented)
+
+
 def sniff(name: str, lines: list[str]) -> str:
     """The kind of a file from its name and its first lines: the kind whose lines most of them show wins,
     a name breaks ties; with no line of any kind, a specific name decides, else ``unknown``. A mixed stream
-    is classified by what most of it is; its parser keeps the other lines as raw records."""
+    is classified by what most of it is; its parser keeps the other lines as raw records. Python source
+    that no result kind claims is ``SOURCE_CODE`` (not read: see pipeline/reading.py)."""
     base = name.replace("\\", "/").rsplit("/", 1)[-1].rsplit("!", 1)[-1]
     if base.lower().endswith(".gz"):
         base = base[:-3]
@@ -128,8 +138,12 @@ def sniff(name: str, lines: list[str]) -> str:
     sample = [ln[:_SNIFF_CHARS] for ln in lines[:_SAMPLE_LINES]]
     sample = [_ANSI.sub("", ln) if "\x1b" in ln or "m" in ln[:40] else ln for ln in sample]
     sample = [_QUOTED.sub("", ln) if ln[:4].lstrip().startswith(">") else ln for ln in sample]  # a quoted paste
-    scores = {kind: sum(1 for ln in sample if pat.search(ln)) for kind, pat in _CONTENT.items()}
+    source_code = base.lower().endswith(_PY_SUFFIXES) and any(_PY_STATEMENT.match(ln) for ln in sample)
+    scores = {kind: sum(1 for ln in sample if pat.search(ln)) for kind, pat in _CONTENT.items()
+              if not (source_code and kind in _LOG_KINDS)}
     best = max(scores.values(), default=0)
+    if source_code and best == 0:
+        return SOURCE_CODE
     named = [k for k, pat in _NAMES.items() if pat.search(base)]
     if best == 0:
         for kind in _TRUSTED:

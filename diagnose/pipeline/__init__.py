@@ -9,15 +9,27 @@ from __future__ import annotations
 
 from diagnose.engine import Rule, builtin_rules_dir, load_rules
 from diagnose.engine.filters import RuleFilters
+from diagnose.engine.rule_selection import RuleKey, select_rules
 from diagnose.model import Report
 from diagnose.parsers import registry
 from diagnose.pipeline.reading import Parsed, Progress
 from diagnose.pipeline.settings import Settings
 from diagnose.pipeline.stages import diagnose, read, read_paths
+from diagnose.rootcause import ROOT_ID, ROOT_NAME
+
+# Findings that come from a pass rather than a rule file, which --select/--ignore and suppressions may name.
+SYNTHETIC_RULES = (RuleKey(ROOT_ID, ROOT_NAME, "communication"),)
 
 
 def load_catalog(settings: Settings) -> tuple[list[Rule], list[str]]:
-    """The built-in catalog (unless turned off) and the user's rule folders; errors as text."""
+    """The built-in catalog (unless turned off) and the user's rule folders, narrowed to the rules that
+    ``settings.selection`` selects; errors as text. Raises UnknownSelector for a selector naming no rule."""
+    rules, errors = load_all_rules(settings)
+    return select_rules(rules, settings.selection, SYNTHETIC_RULES), errors
+
+
+def load_all_rules(settings: Settings) -> tuple[list[Rule], list[str]]:
+    """Every rule of the built-in catalog (unless turned off) and of the user's folders, before selection."""
     dirs = ([builtin_rules_dir()] if settings.builtin_rules else []) + list(settings.rule_dirs)
     rules, errors = load_rules(dirs, trusted=builtin_rules_dir())
     return rules, [str(e) for e in errors]
@@ -33,8 +45,8 @@ def analyze(paths: list[str], settings: Settings, progress: Progress | None = No
     rules, rule_errors = load_catalog(settings)
     filters = filters_for(rules)
     parsed = read_paths(paths, settings, filters, progress)
-    return diagnose(parsed, rules, rule_errors, settings, filters)
+    return diagnose(parsed, rules, rule_errors, settings, filters, progress)
 
 
-__all__ = ["Parsed", "Progress", "RuleFilters", "Settings", "analyze", "diagnose", "filters_for", "load_catalog",
-           "read", "read_paths"]
+__all__ = ["SYNTHETIC_RULES", "Parsed", "Progress", "RuleFilters", "Settings", "analyze", "diagnose", "filters_for",
+           "load_all_rules", "load_catalog", "read", "read_paths"]

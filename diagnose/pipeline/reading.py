@@ -14,7 +14,7 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Callable, Iterable, NamedTuple
+from typing import Iterable, NamedTuple, Protocol
 
 import polars as pl
 
@@ -29,7 +29,16 @@ from diagnose.pipeline.chunks import STAMP_COLUMNS, empty_stamps, parse_chunk, p
 from diagnose.pipeline.settings import Settings
 from diagnose.series import empty_series
 
-Progress = Callable[[int, str], None]
+
+
+class Progress(Protocol):
+    """What the pipeline tells a progress display (diagnose/progress.py): the phase it is in, and the bytes
+    read, once per chunk or small file (from the reading workers' threads too)."""
+
+    def phase(self, name: str) -> None: ...
+
+    def advance(self, nbytes: int, path: str) -> None: ...
+
 
 # Large files parsed at once, two at most (each holds a chunk and its parse in memory). Polars already runs
 # each query on every core: on two cores a second file only competes with the first (measured: the same
@@ -54,7 +63,8 @@ class Parsed:
     series: pl.DataFrame | None = None  # every periodic metric row, compact (diagnose/series.py)
     stamps: pl.DataFrame | None = None  # STAMP_COLUMNS (+ text) of lines kept only for their signals, until dated
     files: pl.DataFrame | None = None  # file, mtime: for dating
-    extra: dict = field(default_factory=dict)  # what a stage hands a later one (the preflight tap)
+    extra: dict = field(default_factory=dict)  # what a stage hands a later one (the preflight tap, origins)
+    derived: list[InputFile] = field(default_factory=list)  # inputs the run wrote itself (not files read)
 
 
 class _Taken(NamedTuple):
@@ -80,9 +90,6 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
     def take(place, records, stamps, signals, series, info, mtime):
         infos, mtimes = (info, mtime) if isinstance(info, list) else ([info], [mtime])
         taken.append(_Taken(place, records, stamps, signals, series, infos, mtimes))
-        if progress:
-            for one in infos:
-                progress(one.bytes, one.path)
 
     def flush_batch(place: int) -> None:
         # A batch of small files takes the place of the file that filled it.
@@ -117,10 +124,11 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
             its_errors = file_errors.setdefault(place, [])
             if pool is not None and item.standalone and (item.size or 0) > SMALL_FILE:
                 # Large files on disk are parsed two at a time (polars releases the GIL); at most one more waits.
-                running.append((place, item, pool.submit(_parse_one, item, settings, filters, its_errors)))
+                running.append((place, item, pool.submit(_parse_one, item, settings, filters, its_errors, None,
+                                                         progress)))
                 settle(WORKERS)
                 continue
-            result = _parse_one(item, settings, filters, its_errors, batch)
+            result = _parse_one(item, settings, filters, its_errors, batch, progress)
             if result is None:  # queued with other small files of its kind
                 if batch.full:
                     flush_batch(place)
@@ -238,10 +246,18 @@ def _remap(frame: pl.DataFrame, starts: pl.Series, meta: pl.DataFrame) -> pl.Dat
 
 
 def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors: list[str],
-               batch: _SmallFiles | None = None):
+               batch: _SmallFiles | None = None, progress: Progress | None = None):
     """Read one file chunk by chunk; line-oriented kinds are parsed per chunk, the others whole; small
     line-oriented files are handed to ``batch`` (returns None then)."""
     info = TextInfo()
+    told = 0
+
+    def tell() -> None:  # the bytes read since the last call, to the progress display
+        nonlocal told
+        if progress is not None and info.bytes > told:
+            progress.advance(info.bytes - told, src.path)
+            told = info.bytes
+
     parts: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame, int]] = []
     next_line = 1
     small: pl.Series | None = None
@@ -250,6 +266,8 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
     try:
         with src.open() as stream:
             kind = settings.kind or registry.sniff(src.rel or src.path, head_lines(peek_head(stream)))
+            if kind == registry.SOURCE_CODE:
+                return Skipped(src.path, "Python source code, not a log (not read)")
             ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=mtime_of(src.mtime))
             source = registry.get(kind)
             if source.streams is not None and source.streams(src.rel or src.path):
@@ -271,10 +289,13 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
                         small = None
                     parts.append(parse_lines(lines, next_line, ctx, filters, errors))
                     next_line += lines.len()
+                    tell()
     except SkipFile as exc:
         return Skipped(src.path, str(exc))
     except OSError as exc:
         return Skipped(src.path, f"cannot read: {exc.strerror or exc}")
+    finally:
+        tell()
     if info.binary:
         return Skipped(src.path, "binary file (not text)")
     if small is not None:
@@ -300,7 +321,7 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
     notes = [n for n in (src.note, f"{info.cut_lines} over-long lines cut" if info.cut_lines else None) if n]
     info_row = InputFile(
         path=src.path, kind=kind, lines=info.lines, bytes=info.bytes, raw_lines=raw, node=src.node,
-        encoding=info.encoding, note="; ".join(notes) or None,
+        encoding=info.encoding, note="; ".join(notes) or None, incomplete=src.note,
     )
     return records, stamps, signals, series, info_row
 

@@ -1,4 +1,5 @@
-"""What the user asked for, fixed for the whole run (the rules derive their own filters: engine/filters.py)."""
+"""What the user asked for, fixed for the whole run (the rules derive their own filters: engine/filters.py).
+The command line and the configuration file (diagnose/config.py) are merged into it by the commands."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from diagnose.engine.rule_selection import RuleSelection
 from diagnose.ingest.budget import Budget
+from diagnose.suppression import Suppression
 
 
 @dataclass(frozen=True)
@@ -20,3 +23,6 @@ class Settings:
     kind: str | None = None  # read every file as this kind (rule fixtures)
     baseline: str | None = None  # --baseline: earlier run folder/file, TOML of expected numbers, JSON report
     timeline: bool = True  # build Report.timeline (only the html page draws it)
+    # --select/--ignore over the configuration file's select/ignore, lowest priority first (engine/rule_selection.py)
+    selection: tuple[RuleSelection, ...] = ()
+    suppressions: tuple[Suppression, ...] = ()  # from the configuration file (diagnose/suppression.py)

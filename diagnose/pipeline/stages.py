@@ -3,7 +3,8 @@ without costing the findings of the others is wrapped once (``_guarded``): its f
 report's errors (which makes the run incomplete) and the next stage goes on.
 
     read ─► date ─► derived inputs ─► bundle passes ─► window ─► validate ─► rules ─► rank ─► root cause
-         ─► timeline ─► signatures
+         ─► signatures ─► origins (derived lines to their files) ─► triage (fingerprints, suppressions,
+         findings baseline) ─► timeline; then what the run covered (diagnose/coverage.py) and the verdict
 
 A parser never knows about rules, a rule never opens a file (the rules stage hands the engine a reader for
 evidence lines whose text was not kept), a reporter never re-reads logs: data flows one way.
@@ -42,6 +43,8 @@ class Run:
     errors: list[str] = field(default_factory=list)  # failures of the stages from the rules on
     timeline: pl.DataFrame | None = None
     unrecognised: tuple[list[dict[str, Any]], int, int | None] = ([], 0, None)
+    suppressed: list[dict[str, Any]] = field(default_factory=list)  # by the configuration, with reasons
+    findings_new: int | None = None  # with a findings baseline: how many findings are new
 
 
 @dataclass(frozen=True)
@@ -86,10 +89,11 @@ def _derived_inputs(run: Run) -> None:
     if tap is None:
         return
     seen = pl.concat([p.records.select("file", "line", "message"), p.texts.select("file", "line", "message")])
-    records, signals, inputs = tap.finish(seen)
+    records, signals, inputs, origins = tap.finish(seen)
     p.records = pl.concat([p.records, *records], how="vertical_relaxed")
     p.signals = pl.concat([p.signals, *signals], how="vertical_relaxed")
-    p.inputs += inputs
+    p.derived += inputs
+    p.extra.setdefault("origins", {}).update(origins)
 
 
 def _bundle_pass(kind: str, bundle_pass) -> Stage:
@@ -109,7 +113,11 @@ def _window(run: Run) -> None:
     if s.until:
         cond = cond & (pl.col("ts").is_null() | (pl.col("ts") <= s.until))
     p = run.parsed
+    dated = p.records.select(n=pl.col("ts").count(), first=pl.col("ts").min(), last=pl.col("ts").max()).row(0)
     p.records, p.signals, p.series = p.records.filter(cond), p.signals.filter(cond), p.series.filter(cond)
+    # A window that leaves no dated record analysed nothing (diagnose/coverage.py).
+    p.extra["window"] = {"dated": dated[0], "kept": p.records["ts"].count(), "first": dated[1], "last": dated[2],
+                         "since": s.since, "until": s.until}
 
 
 def bundle_stages() -> list[Stage]:
@@ -130,6 +138,8 @@ def read(sources: Iterable, settings: Settings, filters: RuleFilters, progress: 
         tap = Tap()
         sources = tap.wrap(sources)
     parsed = read_sources(sources, settings, filters, progress)
+    if progress is not None:
+        progress.phase("parsing")  # dating, the preflight facts, the cross-file passes
     if tap is not None:
         parsed.extra["tap"] = tap
     run = Run(settings, filters, [], [], parsed)
@@ -139,7 +149,9 @@ def read(sources: Iterable, settings: Settings, filters: RuleFilters, progress: 
 
 
 def read_paths(paths: list[str], settings: Settings, filters: RuleFilters, progress: Progress | None = None) -> Parsed:
-    return read(iter_sources(paths, settings.budget), settings, filters, progress)
+    parsed = read(iter_sources(paths, settings.budget), settings, filters, progress)
+    parsed.extra["roots"] = list(paths)  # named files and bundles (diagnose/coverage.py)
+    return parsed
 
 
 # --- diagnosing it -------------------------------------------------------------------------------------------
@@ -181,10 +193,27 @@ def _timeline(run: Run) -> None:
 
 
 def _signatures(run: Run) -> None:
-    """Errors no rule explains, grouped into signatures (diagnose/signatures.py)."""
-    from diagnose.signatures import section
+    """Errors no rule explains, grouped into signatures, minus suppressed ones (diagnose/pipeline/triage.py)."""
+    from diagnose.pipeline.triage import unrecognised
 
-    run.unrecognised = section(run.findings, run.rules, run.parsed.records, run.parsed.signals, run.settings.baseline)
+    unrecognised(run)
+
+
+def _triage(run: Run) -> None:
+    """Fingerprints, suppressed findings, new/known against a findings baseline (diagnose/pipeline/triage.py)."""
+    from diagnose.pipeline.triage import triage
+
+    triage(run)
+
+
+def _origins(run: Run) -> None:
+    """Findings on derived lines (preflight and validation facts) point at the files the facts came from
+    (diagnose/provenance.py)."""
+    from diagnose.provenance import relocate
+
+    items, more, new = run.unrecognised
+    run.findings, items = relocate(run.findings, items, run.parsed.extra.get("origins"))
+    run.unrecognised = (items, more, new)
 
 
 ANALYSIS: list[tuple[Stage, str]] = [  # (stage, where its failure is recorded)
@@ -192,27 +221,40 @@ ANALYSIS: list[tuple[Stage, str]] = [  # (stage, where its failure is recorded)
     (Stage("rules", _rules), "run"),
     (Stage("rank", _rank), "run"),
     (Stage("root cause", _root_cause, failure="root cause across ranks"), "run"),
-    (Stage("timeline", _timeline, failure="html timeline"), "run"),
     (Stage("signatures", _signatures, failure="unrecognised error signatures"), "run"),
+    (Stage("origins", _origins), "run"),  # before triage: fingerprints and suppressions see the real files
+    (Stage("triage", _triage, failure="suppressions and the findings baseline"), "run"),
+    (Stage("timeline", _timeline, failure="html timeline"), "run"),  # of the findings left after triage
 ]
 
 
 def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings: Settings,
-             filters: RuleFilters | None = None) -> Report:
+             filters: RuleFilters | None = None, progress: Progress | None = None) -> Report:
+    if progress is not None:
+        progress.phase("rules")
     run = Run(settings, filters or RuleFilters(), rules, rule_errors, parsed)
     for stage, where in ANALYSIS:
         _guarded(stage, run, run.parsed.errors if where == "parsed" else run.errors)
     unrecognised, more, new = run.unrecognised
     p = run.parsed
+    from diagnose.coverage import NOTHING, assess
     from diagnose.verdict import verdict
 
+    findings = run.findings
+    coverage = assess(p.inputs, p.derived, p.skipped, findings, p.extra.get("window"), p.extra.get("roots"),
+                      settings.lang)
+    said = verdict(findings, unrecognised, settings.lang)
+    if coverage["status"] == NOTHING:  # never "No findings." for a run that looked at nothing
+        said = {"kind": NOTHING, "text": coverage["text"]}
     return Report(
-        verdict=verdict(run.findings, unrecognised, settings.lang),
+        verdict=said,
+        coverage=coverage,
+        derived=p.derived,
         unrecognised=unrecognised,
         unrecognised_more=more,
         unrecognised_new=new,
         comparisons=run.comparisons,
-        findings=run.findings,
+        findings=findings,
         inputs=p.inputs,
         skipped=p.skipped,
         errors=rule_errors + p.errors + run.errors,
@@ -221,4 +263,6 @@ def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings
         series=p.series,
         panels=[(panel.title, panel.unit, panel.signals) for panel in registry.panels()],
         timeline=run.timeline,
+        suppressed=run.suppressed,
+        findings_new=run.findings_new,
     )

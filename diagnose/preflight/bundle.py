@@ -3,8 +3,10 @@
 
 ``Tap.wrap`` sits between ingest and the parsers: a file whose name says it may be a preflight input is read
 once here and handed on as an in-memory copy, so archive members (read as streams) need no second read.
-``Tap.finish`` builds the facts and parses them with the ``preflight`` parser; the facts appear as one input
-per model directory or launch, ``<dir>/preflight.facts`` (derived, not a file on disk).
+``Tap.finish`` builds the facts and parses them with the ``preflight`` parser; the facts appear as one derived
+input per model directory or launch, ``<dir>/preflight.facts`` (not a file on disk, not counted as a file
+read), and each fact line records the file and line it came from (``diagnose/preflight/origins.py``), where
+findings on it point.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from diagnose.model import InputFile
 from diagnose.parsers import preflight as preflight_parser
 from diagnose.parsers.common import FileContext, lines_frame
 from diagnose.preflight import checks, launch as launch_mod, modelcard
+from diagnose.preflight.origins import Sources, fact_origins
 
 MAX_TAP_BYTES = 64 * 1024 * 1024
 _MODEL_FILES = {modelcard.CONFIG, modelcard.INDEX, modelcard.QUANT_DESC}
@@ -31,7 +34,8 @@ _NON_DEFAULT = r"non-default args: \{"
 @dataclass
 class Tap:
     target: checks.Target = field(default_factory=checks.Target)
-    files: dict[str, str] = field(default_factory=dict)  # display path -> text
+    files: dict[str, str] = field(default_factory=dict)  # display path (without .gz) -> text
+    shown: dict[str, str] = field(default_factory=dict)  # that key -> the display path as read (with .gz)
 
     def wrap(self, sources):
         for item in sources:
@@ -48,14 +52,19 @@ class Tap:
                     yield item
                     continue
                 self.files[key] = decode(data)[0]
+                self.shown[key] = shown
                 yield replace(item, open=lambda data=data: io.BytesIO(data))
             else:
                 yield item
 
-    def finish(self, records: pl.DataFrame) -> tuple[list[pl.DataFrame], list[pl.DataFrame], list[InputFile]]:
+    def finish(self, records: pl.DataFrame):
+        """(records, signals, derived inputs, origins): the facts parsed, and where each fact line came from
+        (``diagnose.provenance.Origins``)."""
+        from diagnose import provenance
+
         launches = self._launches(records)
         cards = self._cards()
-        outputs: list[tuple[str, str]] = []
+        outputs: list[tuple[str, str, list]] = []
         used: set[int] = set()
         for path, card in cards:
             idx = _pick(card, launches)
@@ -63,24 +72,41 @@ class Tap:
             if idx is not None:
                 used.add(idx)
             facts = checks.compute(card, launch, self.target)
-            outputs.append((f"{path}/preflight.facts", checks.render(facts, card.path, launch.source if launch else None)))
+            text = checks.render(facts, card.path, launch.source if launch else None)
+            outputs.append((f"{path}/preflight.facts", text, fact_origins(facts, self._sources(path), launch)))
         for i, launch in enumerate(launches):
             if i in used:
                 continue
             facts = checks.compute(None, launch, self.target)
             if len(facts) > 1:
                 where = posixpath.dirname(launch.source.split(" line ")[0]) or "."
-                outputs.append((f"{where}/preflight-{i + 1}.facts", checks.render(facts, None, launch.source)))
+                outputs.append((f"{where}/preflight-{i + 1}.facts", checks.render(facts, None, launch.source),
+                                fact_origins(facts, self._sources(None), launch)))
         recs, sigs, inputs = [], [], []
-        for path, text in outputs:
+        origins: provenance.Origins = {}
+        for path, text, placed in outputs:
             lines = text.splitlines()
             ctx = FileContext(path=path, node=None, kind=preflight_parser.KIND, mtime=None)
             r, s = preflight_parser.parse(lines_frame(lines), ctx)
             recs.append(r)
             sigs.append(s)
-            inputs.append(InputFile(path=path, kind=preflight_parser.KIND, lines=len(lines), bytes=len(text.encode()),
+            # The facts are the last lines of the text, after its comment header.
+            provenance.add(origins, path, placed, first_line=len(lines) - len(placed) + 1)
+            inputs.append(InputFile(path=path, kind=preflight_parser.KIND, lines=len(placed), bytes=len(text.encode()),
                                     note="derived by preflight from the model files and launch configuration"))
-        return recs, sigs, inputs
+        return recs, sigs, inputs, origins
+
+    def _sources(self, folder: str | None) -> Sources:
+        """The texts behind one model directory's facts, and every launch file's text."""
+        def held(name: str):
+            key = f"{folder}/{name}" if folder not in (None, ".") else name
+            return (self.shown.get(key, key), self.files.get(key)) if key in self.files else None
+
+        sources = Sources(launch_text=dict(self.files))
+        if folder is not None:
+            sources.config, sources.index, sources.quant = (held(modelcard.CONFIG), held(modelcard.INDEX),
+                                                            held(modelcard.QUANT_DESC))
+        return sources
 
     def _cards(self) -> list[tuple[str, modelcard.ModelCard]]:
         dirs: dict[str, dict[str, str]] = {}

@@ -24,6 +24,10 @@ R1_MIN_LEN = 32768
 VLLM_DEFAULT_SEQS = 256
 MINDIE_DEFAULT_SEQS = 200
 MINDIE_DEFAULT_LEN = 2560
+# Launch values the layout and capacity facts rest on: when one could not be read, those facts are not written.
+_LAYOUT_KEYS = frozenset({"tensor_parallel_size", "data_parallel_size", "max_model_len", "max_num_seqs",
+                          "gpu_memory_utilization", "speculative_config", "num_speculative_tokens", "additional_config",
+                          "eplb_config"})
 _REASONING = re.compile(r"(?i)(?:^|[^a-z0-9])(?:r1|reasoner|qwq)(?:[^0-9]|$)")
 
 
@@ -172,11 +176,14 @@ def _launch_facts(card: ModelCard | None, launch: Launch, table: pl.DataFrame | 
     f: list[Fact] = [Fact("launch_engine", launch.engine, launch.source)]
     if launch.command:
         f.append(Fact("launch_command", " ".join(launch.command.split())[:400]))
-    mtp_note = (f"speculative method {launch.spec_method!r}, num_speculative_tokens {launch.num_spec_tokens}"
-                if launch.spec_method or launch.num_spec_tokens else "no speculative decoding configured")
-    f.append(Fact("mtp_enabled", int(launch.mtp_enabled), mtp_note))
-    if launch.num_spec_tokens:
-        f.append(Fact("num_speculative_tokens", launch.num_spec_tokens))
+    # A value that did not parse is an input_problem above; nothing is derived from it (an unreadable
+    # --speculative-config is not "speculative decoding off").
+    if "speculative_config" not in launch.unknown:
+        mtp_note = (f"speculative method {launch.spec_method!r}, num_speculative_tokens {launch.num_spec_tokens}"
+                    if launch.spec_method or launch.num_spec_tokens else "no speculative decoding configured")
+        f.append(Fact("mtp_enabled", int(launch.mtp_enabled), mtp_note))
+        if launch.num_spec_tokens:
+            f.append(Fact("num_speculative_tokens", launch.num_spec_tokens))
     if launch.engine == "vllm":
         f.append(Fact("quantization", launch.quantization or "none", "--quantization"))
         if card is not None and card.quant_desc is not None:
@@ -184,7 +191,7 @@ def _launch_facts(card: ModelCard | None, launch: Launch, table: pl.DataFrame | 
             f.append(Fact("quantization_flag_missing", int(missing),
                           f"checkpoint has {QUANT_DESC} (msModelSlim); launch has "
                           f"{'--quantization ' + launch.quantization if launch.quantization else 'no --quantization'}"))
-    if card is None:
+    if card is None or launch.unknown & _LAYOUT_KEYS:
         return f
     heads = int(card.cfg("num_attention_heads", 0) or 0)
     routed = int(card.cfg("n_routed_experts", 0) or 0)
@@ -288,8 +295,8 @@ def _capacity(card: ModelCard, launch: Launch, table: pl.DataFrame | None, targe
     f.append(Fact("max_num_seqs", seqs, seqs_note + " (per DP engine)"))
     name = is_reasoning(card, launch)
     if name and max_len:
-        f.append(Fact("r1_max_model_len", max_len, f"{name} is a reasoning model: its chain of thought needs about "
-                                                   f"{R1_MIN_LEN} tokens or more ({len_note} {max_len})"))
+        f.append(Fact("r1_max_model_len", max_len, f"{name} is a reasoning model: DeepSeek allows R1 outputs of up "
+                                                   f"to {R1_MIN_LEN} tokens ({len_note} {max_len})"))
     kvr, rope = card.cfg("kv_lora_rank"), card.cfg("qk_rope_head_dim")
     first, end = _mtp_range(card)
     if not (kvr and rope and first):

@@ -10,18 +10,22 @@ if TYPE_CHECKING:  # the model imports polars; --help must not
 
 
 class LaunchUnreadable(ValueError):
-    """A launch file that cannot be read; the message says which and why."""
+    """A launch that cannot be read (a file, a command that is not a vLLM launch, a flag value that does not
+    parse); the message says which and why, one problem a line."""
 
 
 def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str | None, mindie_config: str | None,
-                target) -> tuple[str, list[InputFile], list[Skipped]]:
-    """The facts text for one model directory and one launch, plus the files read and the ones skipped."""
+                target) -> tuple[str, list[InputFile], list[Skipped], list[tuple[str, int] | None]]:
+    """The facts text for one model directory and one launch, the files read and the ones skipped, and the
+    origin (file, line) of each fact line, in order (the facts are the last lines of the text)."""
     from diagnose.model import InputFile, Skipped
     from diagnose.preflight import checks, launch as launch_mod, modelcard
+    from diagnose.preflight.origins import Sources, fact_origins
 
     inputs: list[InputFile] = []
     skipped: list[Skipped] = []
     card = None
+    sources = Sources()
     if model_dir:
         card = modelcard.load_model_dir(model_dir)
         for name in (modelcard.CONFIG, modelcard.INDEX, modelcard.QUANT_DESC):
@@ -31,6 +35,9 @@ def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str 
                 p = packed
             if str(p) in card.files:
                 inputs.append(InputFile(path=str(p), kind="model-metadata", lines=0, bytes=p.stat().st_size))
+                text = _text(p) if name == modelcard.CONFIG else None  # key lines for the facts' origins
+                setattr(sources, {modelcard.CONFIG: "config", modelcard.INDEX: "index",
+                                  modelcard.QUANT_DESC: "quant"}[name], (str(p), text))
             elif not p.exists():
                 skipped.append(Skipped(str(p), "not in the model directory"))
     launch = None
@@ -43,13 +50,28 @@ def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str 
         except OSError as exc:
             raise LaunchUnreadable(f"cannot read {path}: {exc.strerror or exc}") from None
         inputs.append(InputFile(path=str(path), kind="launch", lines=text.count("\n") + 1, bytes=len(text.encode())))
+        sources.launch_text[str(path)] = text
         if serve_script:
             launch = launch_mod.parse_serve_script(text, str(path))
             if not launch.command:
                 nd = launch_mod.parse_non_default_args(text, str(path))
+                if nd is None:
+                    launch.problems = [f"{path}: not a vLLM launch: no `vllm serve MODEL ...` or `python -m "
+                                       f"vllm.entrypoints.openai.api_server ...` command, and no `non-default args:` "
+                                       f"line of a vLLM log"]
                 launch = nd or launch
         else:
             launch = launch_mod.parse_mindie_config(text, str(path), target.npus)
+    if launch is not None and launch.problems:
+        # A launch that cannot be read is not checked with defaults in its place: say what could not be read.
+        raise LaunchUnreadable("\n".join(launch.problems))
     facts = checks.compute(card, launch, target)
     text = checks.render(facts, model_dir, launch.source if launch else None)
-    return text, inputs, skipped
+    return text, inputs, skipped, fact_origins(facts, sources, launch)
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None

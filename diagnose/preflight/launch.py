@@ -7,6 +7,9 @@
 * a MindIE ``config.json`` (``BackendConfig.ModelDeployConfig.ModelConfig[0]``, ``ScheduleConfig``).
 
 Everything becomes one ``Launch``; fields the launch does not set stay ``None`` so checks can say "default".
+A launch that is not one (no ``vllm serve`` in the script) or a flag value that does not parse is a
+*problem* naming what could not be read (diagnose/preflight/values.py), and the keys of such values are
+``unknown``: no check reads them as unset.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
+
+from diagnose.preflight.values import flag_name, read_fraction, read_int, read_length, read_object
 
 
 @dataclass
@@ -43,6 +48,7 @@ class Launch:
     command: str = ""  # the command as one line
     args: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    unknown: set[str] = field(default_factory=set)  # keys whose value could not be read: neither set nor unset
 
     @property
     def mtp_enabled(self) -> bool:
@@ -53,6 +59,9 @@ class Launch:
 
 _VALUE_NEEDED_NEVER = {"enable_expert_parallel", "trust_remote_code", "enforce_eager", "enable_prefix_caching",
                        "no_enable_prefix_caching", "disable_log_requests", "disable_log_stats", "enable_eplb", "headless"}
+
+# vLLM's short spellings of the flags the checks read.
+_SHORT = {"-tp": "--tensor-parallel-size", "-dp": "--data-parallel-size", "-q": "--quantization"}
 
 _SERVE = re.compile(r"(?:^|\s|/)(?:vllm\s+serve|vllm\.entrypoints\.openai\.api_server)\b")
 
@@ -100,16 +109,19 @@ def parse_serve_script(text: str, source: str = "launch script") -> Launch:
             break
     launch = Launch(engine="vllm", source=source)
     if command is None:
-        launch.problems.append(f"{source}: no `vllm serve` command found")
+        given = " ".join(text.split())
+        shown = f" in {given[:120]!r}" if source == "--serve-cmd" else ""
+        launch.problems.append(f"{source}: not a vLLM launch: no `vllm serve MODEL ...` or "
+                               f"`python -m vllm.entrypoints.openai.api_server ...` command{shown}")
         return launch
     launch.command = command
     try:
         tokens = shlex.split(command, comments=True)
     except ValueError as exc:
-        launch.problems.append(f"{source}: cannot split the command line ({exc})")
+        launch.problems.append(f"{source}: cannot split the command line into words ({exc}): an unclosed quote?")
         tokens = command.split()
     launch.args = _cli_args(tokens)
-    return _from_args(launch)
+    return _from_args(launch, cli=True)
 
 
 def _cli_args(tokens: list[str]) -> dict[str, Any]:
@@ -127,13 +139,15 @@ def _cli_args(tokens: list[str]) -> dict[str, Any]:
         i += 1
         if tok in ("&", "|", ";", "&&", ">", "2>&1") or tok.startswith(">"):
             break
+        if tok in _SHORT:
+            tok = _SHORT[tok]
         if not tok.startswith("--"):
             continue
         key, eq, value = tok[2:].partition("=")
         key = key.replace("-", "_")
         if eq:
             args[key] = value
-        elif key in _VALUE_NEEDED_NEVER or i >= len(tokens) or tokens[i].startswith("--"):
+        elif key in _VALUE_NEEDED_NEVER or i >= len(tokens) or tokens[i].startswith("-") and tokens[i] != "-1":
             args[key] = True
         else:
             args[key] = tokens[i]
@@ -160,22 +174,13 @@ def parse_non_default_args(line: str, source: str = "non-default args") -> Launc
     launch.args = {str(k): v for k, v in value.items()}
     if "model" not in launch.args and "model_tag" in launch.args:
         launch.args["model"] = launch.args["model_tag"]
-    return _from_args(launch)
+    return _from_args(launch, cli=False)
 
 
 def _json_arg(value: Any) -> dict:
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            try:
-                parsed = ast.literal_eval(value)
-            except (ValueError, SyntaxError):
-                return {}
-        return parsed if isinstance(parsed, dict) else {}
-    return {}
+    """A JSON object or dict, {} when it is not one (MindIE's plugin_params; vLLM flags go through values.py)."""
+    parsed, _ = read_object(value, "value")
+    return parsed or {}
 
 
 def _int(value: Any) -> int | None:
@@ -192,34 +197,74 @@ def _float(value: Any) -> float | None:
         return None
 
 
-def _from_args(launch: Launch) -> Launch:
+def _dotted(args: dict[str, Any], key: str) -> dict[str, Any]:
+    """``--speculative-config.method mtp`` (vLLM's dotted form of a JSON flag) as a dict of its fields."""
+    prefix = key + "."
+    return {k[len(prefix):]: v for k, v in args.items() if k.startswith(prefix)}
+
+
+class _Reader:
+    """Reads the flags of one launch; every value that does not parse becomes a problem naming the flag."""
+
+    def __init__(self, launch: Launch, cli: bool):
+        self.launch, self.cli = launch, cli
+
+    def get(self, reader, *keys: str, **kw):
+        key = next((k for k in keys if k in self.launch.args), None)
+        if key is None:
+            return None
+        value, problem = reader(self.launch.args[key], flag_name(key, self.cli), **kw)
+        if problem:
+            self.launch.problems.append(f"{self.launch.source}: {problem}")
+            self.launch.unknown.add(keys[0])
+        return value
+
+    def obj(self, key: str) -> dict:
+        value = self.get(read_object, key) or {}
+        return {**value, **_dotted(self.launch.args, key)}
+
+
+def _from_args(launch: Launch, cli: bool = True) -> Launch:
     a = launch.args
+    read = _Reader(launch, cli)
     launch.model = a.get("model")
     launch.served_name = str(a["served_model_name"]) if a.get("served_model_name") else None
-    launch.tp = _int(a.get("tensor_parallel_size", a.get("tp")))
-    launch.dp = _int(a.get("data_parallel_size", a.get("dp")))
+    launch.tp = read.get(read_int, "tensor_parallel_size", "tp")
+    launch.dp = read.get(read_int, "data_parallel_size", "dp")
     launch.expert_parallel = bool(a.get("enable_expert_parallel")) and str(a.get("enable_expert_parallel")).lower() != "false"
-    launch.max_model_len = _int(a.get("max_model_len"))
-    launch.max_num_seqs = _int(a.get("max_num_seqs"))
-    launch.mem_util = _float(a.get("gpu_memory_utilization"))
-    launch.quantization = str(a["quantization"]) if a.get("quantization") else None
-    spec = _json_arg(a.get("speculative_config"))
+    launch.max_model_len = read.get(read_length, "max_model_len")
+    launch.max_num_seqs = read.get(read_int, "max_num_seqs")
+    launch.mem_util = read.get(read_fraction, "gpu_memory_utilization")
+    launch.quantization = str(a["quantization"]) if a.get("quantization") not in (None, True) else None
+    spec = read.obj("speculative_config")
     if spec:
         launch.spec_method = str(spec.get("method") or spec.get("model") or "") or None
-        launch.num_spec_tokens = _int(spec.get("num_speculative_tokens"))
-    elif a.get("num_speculative_tokens"):
-        launch.num_spec_tokens = _int(a.get("num_speculative_tokens"))
-    extra = _json_arg(a.get("additional_config"))
+        launch.num_spec_tokens = _spec_tokens(read, spec.get("num_speculative_tokens"), cli)
+    elif "num_speculative_tokens" in a:
+        launch.num_spec_tokens = read.get(read_int, "num_speculative_tokens")
+    if "speculative_config" in launch.unknown:
+        launch.unknown.add("num_speculative_tokens")
+    extra = read.obj("additional_config")
     eplb = extra.get("eplb_config") if isinstance(extra.get("eplb_config"), dict) else {}
     redundant = eplb.get("num_redundant_experts", extra.get("init_redundancy_expert", a.get("num_redundant_experts")))
-    eplb_cli = _json_arg(a.get("eplb_config"))
+    eplb_cli = read.obj("eplb_config")
     redundant = eplb_cli.get("num_redundant_experts", redundant) if eplb_cli else redundant
-    if "eplb_config.num_redundant_experts" in a:
-        redundant = a["eplb_config.num_redundant_experts"]
-    launch.redundant_experts = _int(redundant) or 0
+    launch.redundant_experts, problem = read_int(redundant, "num_redundant_experts", minimum=0)
+    if problem:
+        launch.problems.append(f"{launch.source}: {problem}")
+        launch.unknown.add("additional_config")
+    launch.redundant_experts = launch.redundant_experts or 0
     torchair = extra.get("torchair_graph_config")
     launch.graph_mode = isinstance(torchair, dict) and bool(torchair.get("enabled"))
     return launch
+
+
+def _spec_tokens(read: _Reader, value: Any, cli: bool) -> int | None:
+    number, problem = read_int(value, flag_name("speculative_config", cli) + " num_speculative_tokens")
+    if problem:
+        read.launch.problems.append(f"{read.launch.source}: {problem}")
+        read.launch.unknown.update({"speculative_config", "num_speculative_tokens"})
+    return number
 
 
 def parse_mindie_config(text: str, source: str = "MindIE config.json", npus: int | None = None) -> Launch:
@@ -250,7 +295,11 @@ def parse_mindie_config(text: str, source: str = "MindIE config.json", npus: int
     launch.max_num_seqs = _int(schedule.get("maxBatchSize"))
     mem = _float(model.get("npuMemSize"))
     launch.kv_pool_gb = mem if mem is not None and mem > 0 else None
-    plugin = _json_arg(model.get("plugin_params"))
+    plugin, problem = read_object(model.get("plugin_params"), "ModelConfig plugin_params")
+    plugin = plugin or {}
+    if problem:
+        launch.problems.append(f"{source}: {problem}")
+        launch.unknown.add("speculative_config")
     if plugin.get("plugin_type"):
         launch.spec_method = str(plugin["plugin_type"])
         launch.num_spec_tokens = _int(plugin.get("num_speculative_tokens"))

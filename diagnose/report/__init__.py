@@ -7,11 +7,13 @@ import importlib
 
 FORMATS = {
     "text": "diagnose.report.text",
+    "concise": "diagnose.report.concise",
     "json": "diagnose.report.json_format",
     "sarif": "diagnose.report.sarif",
     "junit": "diagnose.report.junit",
     "markdown": "diagnose.report.markdown",
     "github": "diagnose.report.github",
+    "gitlab": "diagnose.report.gitlab",
     "html": "diagnose.report.html",
 }
 

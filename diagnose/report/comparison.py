@@ -70,14 +70,16 @@ def comparison_table(report, lang: str = "en"):
     from rich.text import Text
 
     msg = messages(lang)
-    table = Table(title=_title(rows, msg), box=box.SIMPLE_HEAVY, title_justify="left", expand=False)
+    table = Table(title=_title(rows, msg), box=box.SIMPLE_HEAVY, title_justify="left", expand=False, pad_edge=False)
+    # Numbers are never wrapped (a value split over two lines reads as two values); at 80 columns the scope
+    # gives way (cut with an ellipsis) and the verdict wraps at its words.
     for i, name in enumerate(_head(msg)):
         if i == 1:
-            table.add_column(name, max_width=24, overflow="ellipsis", no_wrap=True)
-        elif i in (0, 5):
-            table.add_column(name, no_wrap=True)
+            table.add_column(name, max_width=24, min_width=8, overflow="ellipsis")
+        elif i == 5:
+            table.add_column(name, min_width=9)
         else:
-            table.add_column(name, justify="right" if 2 <= i <= 4 else "left", overflow="fold")
+            table.add_column(name, justify="right" if 2 <= i <= 4 else "left", no_wrap=True)
     style = {"regressed": "bold red", "improved": "green", "not comparable": "yellow", "missing in this run": "yellow"}
     for r, cells in zip(rows, table_cells(rows, msg)):
         table.add_row(*cells[:5], Text(cells[5], style=style.get(r["verdict"], "")))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from diagnose.messages import messages
 from diagnose.model import SEVERITY_RANK, Report
-from diagnose.report.reasons import skip_reason
+from diagnose.report.reasons import input_note, skip_reason
 from diagnose.report.sarif import primary_location, relative_path
 
 KINDS = {"critical": "error", "error": "error", "warning": "warning", "info": "notice"}
@@ -60,10 +60,23 @@ def annotations(report: Report, paths: list[str] | None = None, max_per_kind: in
     if report.incomplete and used["error"] < max_per_kind:
         used["error"] += 1
         lines.append(command("error", msg("github.incomplete"), title=msg("github.incomplete_title")))
+    coverage = report.coverage or {}
+    if coverage.get("status") in ("nothing-analysed", "partial"):
+        # A run that analysed nothing is an error, partial coverage a warning (diagnose/coverage.py); files
+        # read only in part are listed here, the inputs not read below.
+        kind = "error" if coverage["status"] == "nothing-analysed" else "warning"
+        in_part = [msg("github.read_in_part", path=relative_path(i["path"], paths), reason=input_note(i["reason"], msg))
+                   for i in coverage.get("incomplete") or []]
+        if used[kind] < max_per_kind:
+            used[kind] += 1
+            listed = "".join(f"\n{x}" for x in in_part[:5]) + ("\n… " + msg("github.more", n=len(in_part) - 5)
+                                                               if len(in_part) > 5 else "")
+            title = msg("github.nothing_title" if coverage["status"] == "nothing-analysed" else "github.partial_title")
+            lines.append(command(kind, coverage["text"] + listed, title=title))
     if report.skipped:
         # Inputs that were not read must not pass silently: a warning when a limit, a corrupt archive or an
         # access problem stopped the reading, a notice when only binary or special files were left out.
-        serious = [s for s in report.skipped if not _benign(s.reason)]
+        serious = [s for s in report.skipped if not s.by_design]
         kind = "warning" if serious else "notice"
         if used[kind] < max_per_kind:
             used[kind] += 1
@@ -75,13 +88,6 @@ def annotations(report: Report, paths: list[str] | None = None, max_per_kind: in
     if dropped and used["notice"] < max_per_kind:
         lines.append(command("notice", msg("github.dropped", n=dropped, max_per_kind=max_per_kind), title="diagnose"))
     return lines
-
-
-_BENIGN = ("binary file", "symbolic link", "link inside archive", "special file", "not a regular file")
-
-
-def _benign(reason: str) -> bool:
-    return reason.startswith(_BENIGN)
 
 
 def render(report: Report, paths: list[str] | None = None, max_per_kind: int = MAX_PER_KIND, lang: str = "en",

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 
 from diagnose.messages import Messages, messages
 from diagnose.model import SEVERITY_RANK, Finding, Report
-from diagnose.report.reasons import skip_reason
+from diagnose.report.reasons import input_note, skip_reason
 from diagnose.report.sarif import relative_path
 
 NO_NODE = "-"
@@ -41,8 +41,8 @@ def node_names(report: Report) -> list[str]:
     return names
 
 
-def render(report: Report, fail_on: str = "error", paths: list[str] | None = None, lang: str = "en",
-           **_options) -> str:
+def render(report: Report, fail_on: str = "error", paths: list[str] | None = None, allow_empty: bool = False,
+           allow_partial: bool = False, lang: str = "en", **_options) -> str:
     """Names (suites, classnames, testcase names) are identifiers and stay the same in every language, so a
     dashboard's history does not break when the language changes; messages and bodies are translated."""
     msg = messages(lang)
@@ -97,10 +97,13 @@ def render(report: Report, fail_on: str = "error", paths: list[str] | None = Non
     counts = {"tests": 1, "failures": 0, "errors": 0, "skipped": 0}
     case = ET.SubElement(suite, "testcase", classname="diagnose.input", name="inputs read")
     lines = [msg("junit.read", files=len(report.inputs), lines=sum(i.lines for i in report.inputs))]
+    lines += [msg("junit.read_in_part", path=i["path"], reason=input_note(i["reason"], msg))
+              for i in (report.coverage or {}).get("incomplete", [])[:500]]
     lines += [msg("junit.skipped", path=s.path, reason=skip_reason(s.reason, msg)) for s in report.skipped[:500]]
     if len(report.skipped) > 500:
         lines.append(msg("junit.more_skipped", n=len(report.skipped) - 500))
     ET.SubElement(case, "system-out").text = xml_text("\n".join(lines))
+    counts["tests"] += _coverage_case(suite, report, allow_empty, allow_partial, counts)
     if report.errors:
         counts["tests"] += 1
         counts["errors"] += 1
@@ -114,6 +117,24 @@ def render(report: Report, fail_on: str = "error", paths: list[str] | None = Non
 
     ET.indent(root, space="  ")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _coverage_case(suite: ET.Element, report: Report, allow_empty: bool, allow_partial: bool, counts: dict) -> int:
+    """A run that analysed nothing is an ``error`` testcase, partial coverage a ``failure`` (diagnose/coverage.py),
+    unless --allow-empty / --allow-partial accept them (then the sentence goes to system-out)."""
+    cov = report.coverage or {}
+    status = cov.get("status")
+    if status not in ("nothing-analysed", "partial"):
+        return 0
+    name = "something analysed" if status == "nothing-analysed" else "every input read"
+    case = ET.SubElement(suite, "testcase", classname="diagnose.input", name=name)
+    if (allow_empty if status == "nothing-analysed" else allow_partial):
+        ET.SubElement(case, "system-out").text = xml_text(cov["text"])
+        return 1
+    tag, key = ("error", "errors") if status == "nothing-analysed" else ("failure", "failures")
+    ET.SubElement(case, tag, message=xml_text(_one_line(cov["text"])), type=status).text = xml_text(cov["text"])
+    counts[key] += 1
+    return 1
 
 
 def _set_counts(elem: ET.Element, counts: dict) -> None:

@@ -18,8 +18,9 @@ from collections import Counter
 
 from diagnose.messages import Messages, messages
 from diagnose.model import Finding, Report
-from diagnose.report.reasons import skip_reason
+from diagnose.report.reasons import input_note, skip_reason
 from diagnose.report.sarif import relative_path
+from diagnose.report.triage_note import new_mark, triage_note
 
 MAX_BYTES = 1_000_000
 MAX_TABLE_ROWS = 100
@@ -86,8 +87,13 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
     sev = Counter(f.severity for f in findings)
     sev_text = msg("markdown.list_join").join(f"{sev[s]} {msg.severity(s)}" for s in ("critical", "error", "warning", "info")
                                              if sev[s])
-    add("## " + msg("markdown.heading", n=len(findings)) + (msg("markdown.heading_severities", severities=sev_text)
-                                                            if sev_text else "") + "\n\n")
+    coverage = getattr(report, "coverage", None) or {}
+    nothing = coverage.get("status") == "nothing-analysed"
+    if nothing:  # never "0 findings" for a run that looked at nothing (diagnose/coverage.py)
+        add("## " + msg("markdown.heading_nothing") + "\n\n")
+    else:
+        add("## " + msg("markdown.heading", n=len(findings)) + (msg("markdown.heading_severities", severities=sev_text)
+                                                                if sev_text else "") + "\n\n")
     kinds = Counter(i.kind for i in report.inputs)
     kind_text = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
     lines = sum(i.lines for i in report.inputs)
@@ -98,10 +104,17 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
     add(head + msg("markdown.full_stop") + "\n\n")
     if report.incomplete:
         add("> [!WARNING]\n> " + msg("markdown.incomplete", n=len(report.errors)) + "\n\n")
-    if report.verdict and report.verdict.get("kind") != "clean":
+    if nothing or coverage.get("status") == "partial":
+        add(f"> [!{'CAUTION' if nothing else 'WARNING'}]\n> " + escape(coverage["text"]) + "\n\n")
+    if report.verdict and report.verdict.get("kind") not in ("clean", "nothing-analysed"):
         add("**" + escape(report.verdict["text"]) + "**\n\n")
+    note = triage_note(report, msg)  # new/known since a findings baseline; suppressed by the configuration
+    if note:
+        add(escape(note) + "\n\n")
 
-    if not findings:
+    if nothing:
+        pass
+    elif not findings:
         add((escape(report.verdict["text"]) if report.verdict.get("kind") == "clean" else msg("markdown.none")) + "\n\n")
     else:
         add("| # | " + " | ".join(msg(f"markdown.col.{c}") for c in ("severity", "rule", "title", "count", "where",
@@ -109,7 +122,8 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
         add("|---:|---|---|---|---:|---|---|\n")
         shown_rows = 0
         for i, f in enumerate(findings[:MAX_TABLE_ROWS], 1):
-            title = inline(f.title, cell=True) + (f" ← {escape(f.caused_by)}" if f.caused_by else "")
+            mark = new_mark(f, msg)
+            title = (f"**{mark}** " if mark else "") + inline(f.title, cell=True) + (f" ← {escape(f.caused_by)}" if f.caused_by else "")
             first = f.first_seen.strftime("%Y-%m-%d %H:%M:%S") if f.first_seen else "-"
             row = (f"| {i} | {ICONS.get(f.severity, '')} {msg.severity(f.severity)} | {escape(f.rule_id)} "
                    f"| {title} | {f.count} | {escape(_where(f)) or '-'} | {first} |\n")
@@ -134,6 +148,13 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
         from diagnose.report.comparison import comparison_markdown
 
         add(comparison_markdown(report, lang) + "\n")
+    in_part = coverage.get("incomplete") or []
+    if in_part:
+        add(f"<details><summary>{msg('markdown.in_part', n=len(in_part))}</summary>\n\n")
+        for item in in_part[:50]:
+            if not add(f"- {escape(item['path'])}: {escape(input_note(item['reason'], msg))}\n"):
+                break
+        add("\n</details>\n\n")
     if report.skipped:
         add(f"<details><summary>{msg('markdown.skipped', n=len(report.skipped))}</summary>\n\n")
         n = 0

@@ -8,8 +8,11 @@ the first file of its node, so no result is ever without a location (GitHub reje
 Paths are made relative to the input root given on the command line: ``logs/node-1/x.log`` read from
 ``logs`` becomes ``node-1/x.log``; an archive member ``a.tgz!job/x.log`` read from ``a.tgz`` becomes
 ``job/x.log`` (a nested archive stays a folder: ``job/node-2.tar.gz/x.log``). With several input roots each
-path starts with its root's name. ``partialFingerprints`` hash rule id + that relative path + the evidence
-text with times and numbers normalised, so the same problem in tomorrow's run is the same alert.
+path starts with its root's name. ``partialFingerprints`` hold two hashes: ``diagnoseEvidence/v1``, of rule id +
+that relative path + the evidence text with times and numbers normalised, so the same problem in tomorrow's
+run is the same alert; and ``diagnoseFinding/v1``, the finding's own fingerprint (diagnose/fingerprint.py, the
+``fingerprint`` of the JSON report and what ``--baseline report.json`` compares). With such a baseline each
+result carries its ``baselineState`` (``new`` or ``unchanged``).
 
 Bytes are deterministic: no times, no absolute paths, findings in the report's ranked order.
 """
@@ -23,13 +26,17 @@ import re
 from urllib.parse import quote
 
 from diagnose import __version__
+from diagnose.coverage import NOTHING, PARTIAL, nothing_analysed
+from diagnose.fingerprint import of_findings
 from diagnose.messages import Messages, messages
 from diagnose.model import Finding, Report
-from diagnose.report.reasons import skip_reason
+from diagnose.report.reasons import input_note, skip_reason
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"critical": "error", "error": "error", "warning": "warning", "info": "note"}
 FINGERPRINT_KEY = "diagnoseEvidence/v1"
+FINDING_KEY = "diagnoseFinding/v1"
+BASELINE_STATES = {"new": "new", "known": "unchanged"}
 MAX_RELATED = 100  # GitHub keeps at most 1,000 locations per result
 
 # Leading times and dates of the common headers, hex numbers, then any digits: what changes between runs.
@@ -150,6 +157,8 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
     msg = messages(lang)
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = []
+    missing = [f for f in report.findings if not f.fingerprint]  # reports not built by the pipeline
+    computed = dict(zip(map(id, missing), of_findings(missing)))
     for f in report.findings:
         file, line = primary_location(f, report)
         uri = relative_uri(file, paths)
@@ -161,7 +170,8 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
             "level": LEVELS.get(f.severity, "warning"),
             "message": {"text": _message(f, msg)},
             "locations": [location],
-            "partialFingerprints": {FINGERPRINT_KEY: fingerprint(f.rule_id, uri, anchor_text)},
+            "partialFingerprints": {FINGERPRINT_KEY: fingerprint(f.rule_id, uri, anchor_text),
+                                    FINDING_KEY: f.fingerprint or computed[id(f)]},
             "properties": {
                 "severity": f.severity,
                 "category": f.category,
@@ -173,6 +183,8 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
                 "causedBy": f.caused_by,
             },
         }
+        if f.baseline_state in BASELINE_STATES:
+            result["baselineState"] = BASELINE_STATES[f.baseline_state]
         related = []
         for i, ev in enumerate(f.evidence[1:MAX_RELATED + 1], 1):
             loc = _location(relative_uri(ev.file, paths), max(1, int(ev.line or 1)), ev.text)
@@ -188,8 +200,12 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
         for s in report.skipped
     ] + [
         {"level": "error", "message": {"text": e}, "descriptor": {"id": "internal-error"}} for e in report.errors
-    ]
-    invocation = {"executionSuccessful": not report.incomplete}
+    ] + _coverage_notifications(report, msg)
+    # A run that analysed nothing did not execute its analysis (diagnose/coverage.py); partial coverage is a
+    # warning notification and a property of the invocation.
+    invocation = {"executionSuccessful": not report.incomplete and not nothing_analysed(report)}
+    if report.coverage:
+        invocation["properties"] = {"coverage": report.coverage.get("status")}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
     driver = {
@@ -210,6 +226,17 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
             }
         ],
     }
+
+
+def _coverage_notifications(report: Report, msg: Messages) -> list[dict]:
+    cov = report.coverage or {}
+    if cov.get("status") not in (NOTHING, PARTIAL):
+        return []
+    out = [{"level": "error" if cov["status"] == NOTHING else "warning", "message": {"text": cov["text"]},
+            "descriptor": {"id": cov["status"]}}]
+    out += [{"level": "warning", "message": {"text": msg("sarif.read_in_part", path=i["path"], reason=input_note(i["reason"], msg))},
+             "descriptor": {"id": "input-incomplete"}} for i in cov.get("incomplete") or []]
+    return out
 
 
 def _location(uri: str, line: int, snippet: str | None) -> dict:

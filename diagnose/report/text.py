@@ -1,160 +1,167 @@
-"""Human report for the terminal (rich): a summary table, then one panel per finding.
+"""Human report for the terminal (rich): the verdict, a compact list of the findings, then each finding's
+summary, evidence and remediation under its own heading.
 
-Log text is never interpreted as markup and control characters are removed from it, so a log line cannot
-restyle or move the terminal. Without colour (a pipe, a file, --no-color) the output is plain text.
+Laid out for 80 columns and up: no column is narrower than its words (titles wrap at word boundaries, the
+severity is never cut), and long lines (evidence, log text) wrap under their own indent. Log text is never
+interpreted as markup and control characters are removed from it, so a log line cannot restyle or move the
+terminal. Without colour (a pipe, a file, --color never) the output is plain text.
 """
 
 from __future__ import annotations
 
 import io
-import re
 from collections import Counter
 
-from rich import box
 from rich.console import Console, Group
 from rich.markdown import Markdown
-from rich.panel import Panel
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from diagnose.messages import Messages, messages
 from diagnose.model import Finding, Report
-from diagnose.report.reasons import skip_reason
+from diagnose.report.reasons import input_note, skip_reason
+from diagnose.report.textlayout import Hanging, Heading, Trimmed, clean
+from diagnose.report.triage_note import new_mark, triage_note
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "cyan"}
+VERDICT_STYLE = {"root-cause": "bold", "no-known-cause": "bold yellow", "notes": "green", "clean": "green",
+                 "nothing-analysed": "bold red"}
+EVIDENCE_CHARS = 400  # of one evidence line; the JSON report has it whole
+INDENT = 3  # the details of a finding, under its heading
 
-
-def clean(text: str) -> str:
-    return _CONTROL.sub("", text.replace("\t", "    "))
-
-
-def render(report: Report, color: bool = False, width: int = 110, lang: str = "en", **_options) -> str:
+def render(report: Report, color: bool = False, width: int = 100, lang: str = "en", **_options) -> str:
     out = io.StringIO()
     console = Console(
         file=out, force_terminal=color, no_color=not color, color_system="standard" if color else None,
         width=width, highlight=False, emoji=False, markup=False, legacy_windows=False,
     )
     msg = messages(lang)
-    console.print(_header(report, msg))
     if report.verdict:
-        style = {"root-cause": "bold", "no-known-cause": "bold yellow", "clean": "green"}.get(report.verdict["kind"], "")
-        console.print(Text(clean(report.verdict["text"]), style=style))
+        console.print(Hanging(clean(report.verdict["text"]), 0, 2,
+                              style=VERDICT_STYLE.get(report.verdict["kind"], "")))
+    coverage = getattr(report, "coverage", None) or {}
+    if coverage.get("status") == "partial":  # diagnose/coverage.py: a clean list covers only what was read
+        console.print(Hanging(clean(coverage["text"]), 0, 2, style="bold yellow"))
+    console.print(Hanging(_inputs_line(report, msg), 0, 2, style="dim"))
+    note = triage_note(report, msg)  # new/known since a findings baseline; suppressed by the configuration
+    if note:
+        console.print(Hanging(note, 0, 2, style="dim"))
     if report.findings:
-        console.print(_summary_table(report.findings, msg))
+        console.print()
+        console.print(Text(msg("text.findings", n=len(report.findings)), style="bold"))
+        console.print(_finding_list(report.findings, msg))
         for i, finding in enumerate(report.findings, 1):
-            console.print(_panel(i, finding, msg))
+            console.print()
+            console.print(_details(i, finding, msg))
     elif not report.verdict:
         console.print(Text(msg("text.none"), style="green"))
     if getattr(report, "unrecognised", None):  # errors no rule explains (diagnose/signatures.py)
-        console.print(_unrecognised(report, msg))
+        from diagnose.report.text_unrecognised import unrecognised
+
+        console.print()
+        console.print(unrecognised(report, msg))
     if getattr(report, "comparisons", None):  # validation runs (diagnose/validation)
         from diagnose.report.comparison import comparison_table
 
+        console.print()
         console.print(comparison_table(report, lang))
+    in_part = coverage.get("incomplete") or []
+    if in_part:
+        console.print()
+        console.print(Text(msg("text.in_part_head", n=len(in_part)), style="bold"))
+        for item in in_part[:50]:
+            console.print(Hanging(f"{clean(item['path'])}: {clean(input_note(item['reason'], msg))}", 2, 6))
+        if len(in_part) > 50:
+            console.print(Text("  " + msg("text.more", n=len(in_part) - 50)))
     if report.skipped:
+        console.print()
         console.print(Text(msg("text.skipped_head", n=len(report.skipped)), style="bold"))
         for s in report.skipped[:50]:
-            console.print(Text(f"  {clean(s.path)}: {clean(skip_reason(s.reason, msg))}"))
+            console.print(Hanging(f"{clean(s.path)}: {clean(skip_reason(s.reason, msg))}", 2, 6))
         if len(report.skipped) > 50:
-            console.print(Text("  " + msg("text.more_skipped", n=len(report.skipped) - 50)))
+            console.print(Text("  " + msg("text.more", n=len(report.skipped) - 50)))
     if report.errors:
+        console.print()
         console.print(Text(msg("text.errors"), style="bold red"))
         for e in report.errors:
-            console.print(Text(f"  {clean(e)}"))
-    return out.getvalue()
+            console.print(Hanging(clean(e), 2, 6))
+    text = out.getvalue()
+    # Without colour, cells padded to their column width would leave trailing blanks on every line.
+    return text if color else "\n".join(line.rstrip() for line in text.split("\n"))
 
 
-def _header(report: Report, msg: Messages) -> Text:
+def _inputs_line(report: Report, msg: Messages) -> str:
     kinds = Counter(i.kind for i in report.inputs)
     lines = sum(i.lines for i in report.inputs)
     raw = sum(i.raw_lines for i in report.inputs)
     kind_text = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
-    text = Text(msg("text.header", files=len(report.inputs), kinds=kind_text or "-", lines=lines, raw=raw))
-    if report.skipped:
-        text.append(msg("text.header_skipped", n=len(report.skipped)))
-    return text
+    skipped = msg("text.read_skipped", n=len(report.skipped)) if report.skipped else ""
+    return msg("text.read", files=msg("text.files", n=len(report.inputs)), kinds=kind_text or "-",
+               lines=msg("text.lines", n=lines), raw=raw, skipped=skipped)
 
 
-def _summary_table(findings: list[Finding], msg: Messages) -> Table:
-    table = Table(title=msg("text.findings"), box=box.SIMPLE_HEAVY, title_justify="left", expand=False)
-    table.add_column("#", justify="right")
-    table.add_column(msg("text.col.severity"))
-    table.add_column(msg("text.col.rule"))
-    table.add_column(msg("text.col.category"))
-    table.add_column(msg("text.col.title"), overflow="fold")
-    table.add_column(msg("text.col.count"), justify="right")
-    table.add_column(msg("text.col.where"), overflow="fold")
-    table.add_column(msg("text.col.first_seen"), no_wrap=True)
+def _finding_list(findings: list[Finding], msg: Messages) -> Table:
+    """One entry per finding: number, severity, rule and title; under the title, how often, where, when and
+    what caused it. The title column takes the rest of the width and wraps at words."""
+    grid = Table.grid(padding=(0, 1), expand=False)
+    grid.add_column(justify="right", no_wrap=True)
+    grid.add_column(no_wrap=True, min_width=max(Text(_severity(f, msg)).cell_len for f in findings))
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1, overflow="fold")
     for i, f in enumerate(findings, 1):
-        table.add_row(
-            str(i),
-            Text(msg.severity(f.severity), style=SEVERITY_STYLE[f.severity]),
-            f.rule_id,
-            msg.category_id(f.category),
-            Text(clean(f.title) + (f"  ← {f.caused_by}" if f.caused_by else "")),
-            str(f.count),
-            Text(clean(_where(f))),
-            f.first_seen.strftime("%m-%d %H:%M:%S") if f.first_seen else "-",
-        )
-    return table
+        body = Text()
+        mark = new_mark(f, msg)
+        if mark:
+            body.append(f"[{mark}] ", style="bold yellow")
+        body.append(clean(f.title))
+        body.append("\n")
+        body.append(" · ".join(_facts(f, msg)), style="dim")
+        grid.add_row(f" {i}", Text(_severity(f, msg), style=SEVERITY_STYLE[f.severity]), f.rule_id, body)
+    return grid
 
 
-def _where(f: Finding) -> str:
-    return f.short_where(',') or "-"
+def _severity(f: Finding, msg: Messages) -> str:
+    return msg.severity(f.severity).upper()
 
 
-def _panel(i: int, f: Finding, msg: Messages) -> Panel:
-    parts: list = []
-    summary = Text(clean(f.summary))
-    parts.append(summary)
+def _facts(f: Finding, msg: Messages) -> list[str]:
+    parts = [msg("text.seen_once") if f.count == 1 else msg("text.seen", n=f.count)]
+    where = f.short_where(",")
+    if where:
+        parts.append(clean(where))
+    if f.first_seen:
+        parts.append(msg("text.first", when=f.first_seen.strftime("%m-%d %H:%M:%S")))
     if f.caused_by:
-        parts.append(Text(msg("text.because", rule=f.caused_by), style="italic"))
+        parts.append(msg("text.because", rule=f.caused_by))
+    return parts
+
+
+def _details(i: int, f: Finding, msg: Messages) -> Group:
+    head = Text(f"{i}. ", style="bold")
+    head.append(_severity(f, msg), style=SEVERITY_STYLE[f.severity])
+    head.append(f" {f.rule_id} {f.name}", style="bold")
+    head.append(msg("text.category", category=msg.category_id(f.category)), style="dim")
+    parts: list = [Heading(head), Hanging(Text(clean(f.title), style="bold"), INDENT, INDENT)]
+    if f.summary:
+        parts.append(Hanging(clean(f.summary), INDENT, INDENT))
+    if f.caused_by:
+        parts.append(Hanging(Text(msg("text.because", rule=f.caused_by), style="italic"), INDENT, INDENT))
     if f.evidence:
-        parts.append(Text("\n" + msg("text.evidence"), style="bold"))
+        parts.append(Text(f"\n{' ' * INDENT}{msg('text.evidence')}", style="bold"))
         for e in f.evidence:
-            line = Text(f"  {clean(e.file)}:{e.line}: ", style="dim")
-            line.append(clean(e.text)[:400])
-            parts.append(line)
+            line = Text()
+            line.append(f"{clean(e.file)}:{e.line}: ", style="dim")
+            line.append(clean(e.text)[:EVIDENCE_CHARS])
+            parts.append(Hanging(line, INDENT + 2, INDENT + 6))
     if f.remediation:
-        parts.append(Text("\n" + msg("text.fix"), style="bold"))
-        parts.append(Markdown(f.remediation))
+        parts.append(Text(f"\n{' ' * INDENT}{msg('text.fix')}", style="bold"))
+        parts.append(Padding(Trimmed(Markdown(f.remediation)), (0, 0, 0, INDENT + 1)))
     if f.references:
-        parts.append(Text("\n" + msg("text.refs") + " " + " ".join(f.references), style="dim"))
-    title = Text(f"{i}. ")
-    title.append(f"[{msg.severity(f.severity).upper()}]", style=SEVERITY_STYLE[f.severity])
-    title.append(f" {f.rule_id} {f.name}: {clean(f.title)}")
-    return Panel(Group(*parts), title=title, title_align="left", box=box.ROUNDED, expand=True)
-
-
-def _unrecognised(report: Report, msg: Messages) -> Group:
-    """The signatures of errors no rule matched: count, signature, when, where, one example line."""
-    items = report.unrecognised
-    more = getattr(report, "unrecognised_more", 0) or 0
-    head = Text("\n" + msg("text.unrecognised.head", n=len(items) + more), style="bold")
-    new = getattr(report, "unrecognised_new", None)
-    if new is not None:
-        head.append(msg("text.unrecognised.new", n=new), style="bold yellow" if new else "")
-    parts: list = [head]
-    for i, u in enumerate(items, 1):
-        line = Text(f"{i:>3}. {u['count']:>5}x  ")
-        if u.get("new"):
-            line.append(f"[{msg('text.unrecognised.new_mark')}] ", style="bold yellow")
-        line.append(clean(u["signature"])[:300])
-        parts.append(line)
-        where = [msg("text.unrecognised.first", when=(u["first_seen"] or "-")[:19]),
-                 msg("text.unrecognised.last", when=(u["last_seen"] or "-")[:19])]
-        if u["nodes"]:
-            where.append(", ".join(u["nodes"][:4]) + (" …" if len(u["nodes"]) > 4 else ""))
-        if u["ranks"]:
-            where.append(msg("text.unrecognised.ranks", ranks=",".join(map(str, u["ranks"][:8]))
-                             + ("…" if len(u["ranks"]) > 8 else "")))
-        parts.append(Text("             " + msg("text.unrecognised.join").join(where), style="dim"))
-        ex = u["example"]
-        parts.append(Text("             " + msg("text.unrecognised.example", where=f"{clean(ex['file'])}:{ex['line']}",
-                                                   text=clean(ex["text"])[:300]), style="dim"))
-    if more:
-        parts.append(Text("  … " + msg("text.unrecognised.more", n=more)))
-    parts.append(Text("  " + msg("text.unrecognised.hint"), style="dim"))
+        parts.append(Text(""))
+        parts.append(Hanging(Text(msg("text.refs") + " " + msg("text.refs_join").join(clean(r) for r in f.references),
+                                  style="dim"), INDENT, INDENT + 2))
     return Group(*parts)
 
+
+__all__ = ["render", "clean", "SEVERITY_STYLE"]

@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from diagnose.model import conform_records
+from diagnose.model import InputFile, conform_records
 from diagnose.parsers import comparison
 from diagnose.parsers.common import FileContext, lines_frame
 from diagnose.validation.baseline import load_baseline
@@ -105,7 +105,13 @@ def _token(text: str) -> str:
 
 
 def facts_lines(rows: list[dict], notes: list[str]) -> list[str]:
-    lines = ["# diagnose validation facts v1"]
+    return [line for line, _ in placed_facts(rows, [(n, None) for n in notes])]
+
+
+def placed_facts(rows: list[dict], notes: list[tuple[str, tuple[str, int] | None]]):
+    """The facts text as (line, origin) pairs: the origin is the result file and line the compared value
+    was read from (diagnose/provenance.py), so findings on a fact point there, not at ``<validation>``."""
+    lines: list[tuple[str, tuple[str, int] | None]] = [("# diagnose validation facts v1", None)]
     lines += notes
     for row in rows:
         if row["baseline"] is None or row["this"] is None:
@@ -114,26 +120,34 @@ def facts_lines(rows: list[dict], notes: list[str]) -> list[str]:
                  else (f" run={_token(row['scope'])}" if row["scope"] else ""))
         change = "-" if row["change"] is None else (f"{row['change']:+.2f}{row['unit']}" if row["unit"]
                                                      else f"{row['change']:+g}")
-        lines.append(
+        lines.append((
             f"compare metric={row['metric']}{where} baseline={fmt(row['baseline'])} this={fmt(row['this'])} "
-            f"change={change} tolerance={fmt(row['tolerance'])}{row['unit']} verdict={row['verdict'].replace(' ', '-')}"
-        )
+            f"change={change} tolerance={fmt(row['tolerance'])}{row['unit']} verdict={row['verdict'].replace(' ', '-')}",
+            (row["file"], row["line"]) if row.get("file") else None))
     return lines
 
 
-def _server_mismatches(parsed) -> list[str]:
+def _first_place(sig: pl.DataFrame, names: list[str]) -> tuple[str, int] | None:
+    """(file, line) of the first row of these signals (where a fact about them came from)."""
+    rows = sig.filter(pl.col("signal").is_in(names)).select("file", "line").head(1).rows()
+    return (rows[0][0], int(rows[0][1] or 1)) if rows else None
+
+
+def _server_mismatches(parsed) -> list[tuple[str, tuple[str, int] | None]]:
     """The benchmark's TP and model name against what the server logs in the same bundle say."""
     sig = parsed.signals
     notes = []
     bench_tp = set(sig.filter(pl.col("signal") == "bench_tp")["value"].drop_nulls().to_list())
     server_tp = set(sig.filter(pl.col("signal") == "tensor_parallel_size")["value"].drop_nulls().to_list())
     if bench_tp and server_tp and not bench_tp & server_tp:
-        notes.append(f"mismatch what=tp bench={fmt(min(bench_tp))} server={fmt(min(server_tp))}")
+        notes.append((f"mismatch what=tp bench={fmt(min(bench_tp))} server={fmt(min(server_tp))}",
+                      _first_place(sig, ["bench_tp"])))
     bench_models = {_base(t) for t in sig.filter(pl.col("signal") == "bench_model")["text"].drop_nulls().to_list()}
     names = {_base(t) for t in sig.filter(pl.col("signal") == "served_model")["text"].drop_nulls().to_list()}
     names.discard("")
     if bench_models and names and not bench_models & names:
-        notes.append(f"mismatch what=model bench={_token(sorted(bench_models)[0])} server={_token(sorted(names)[0])}")
+        notes.append((f"mismatch what=model bench={_token(sorted(bench_models)[0])} server={_token(sorted(names)[0])}",
+                      _first_place(sig, ["bench_model"])))
     return notes
 
 
@@ -155,19 +169,29 @@ def apply_validation(parsed, baseline_path: str | None, read_run=None) -> tuple[
         parsed.errors.extend(baseline.errors)
         mine = quant_policy(parsed.signals)
         if mine and baseline.quantization and mine != baseline.quantization:
-            notes.append(f"not-comparable what=quantization baseline={baseline.quantization} this={mine}")
+            notes.append((f"not-comparable what=quantization baseline={baseline.quantization} this={mine}",
+                          _first_place(parsed.signals, ["bench_model", "bench_quantization", "quantization"])))
             not_comparable.add("*")
         for metric, scope, b, t in _setup_differences(run, baseline):
-            notes.append(f"not-comparable what={metric} run={_token(scope or '-')} baseline={fmt(b)} this={fmt(t)}")
+            place = next(((r["file"], r["line"]) for r in run if (r["metric"], r["scope"]) == (metric, scope)), None)
+            notes.append((f"not-comparable what={metric} run={_token(scope or '-')} baseline={fmt(b)} this={fmt(t)}",
+                          place))
             not_comparable.add(scope)
     rows = compare_rows(run, baseline, not_comparable)
-    lines = facts_lines(rows, notes)
+    placed = placed_facts(rows, notes)
+    lines = [line for line, _ in placed]
     extra_signals = []
     if len(lines) > 1:
+        from diagnose import provenance
+
         ctx = FileContext(path=VIRTUAL_FILE, node=None, kind=comparison.KIND, mtime=None)
         recs, sigs = comparison.parse(lines_frame(lines), ctx)
         parsed.records = pl.concat([parsed.records, conform_records(recs)], how="vertical_relaxed")
         extra_signals.append(sigs)
+        provenance.add(parsed.extra.setdefault("origins", {}), VIRTUAL_FILE, [origin for _, origin in placed])
+        parsed.derived.append(InputFile(path=VIRTUAL_FILE, kind=comparison.KIND, lines=len(lines) - 1,
+                                        bytes=sum(len(x.encode()) + 1 for x in lines),
+                                        note="derived by the comparison with --baseline"))
     if extra_signals:
         parsed.signals = pl.concat([parsed.signals, *extra_signals], how="vertical_relaxed")
     table = [{k: v for k, v in r.items() if k not in ("file", "line")} for r in rows]

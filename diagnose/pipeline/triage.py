@@ -1,0 +1,42 @@
+"""The last two stages: the errors no rule explains, minus the suppressed signatures; then the findings'
+fingerprints, the suppressed findings, and new/known against a findings baseline. Both run before the
+verdict, so what the configuration suppresses neither leads the report nor decides the exit code."""
+
+from __future__ import annotations
+
+from diagnose.engine.rule_selection import RuleKey, is_selected
+from diagnose.findings_baseline import known_fingerprints, mark, read_report
+from diagnose.fingerprint import of_findings
+from diagnose.signatures import TOP_N, compute, mark_new, section
+from diagnose.suppression import split_findings, split_signatures
+
+
+def unrecognised(run) -> None:
+    """Errors no rule explains, grouped into signatures (diagnose/signatures.py). With signature
+    suppressions every signature is computed, so the top ones and the counts are those of what is left."""
+    s, p = run.settings, run.parsed
+    if not any(sup.signature is not None for sup in s.suppressions):
+        run.unrecognised = section(run.findings, run.rules, p.records, p.signals, s.baseline)
+        return
+    items, _ = compute(run.findings, run.rules, p.records, p.signals, None)
+    items, suppressed = split_signatures(items, s.suppressions)
+    new = mark_new(items, s.baseline)
+    run.unrecognised = (items[:TOP_N], max(0, len(items) - TOP_N), new)
+    run.suppressed.extend(suppressed)
+
+
+def triage(run) -> None:
+    """Fingerprint every finding, take out the suppressed ones and mark the rest new or known."""
+    s = run.settings
+    # A pass's own finding (the first failing rank) comes from no rule file the selection filtered.
+    ran = {r.id for r in run.rules}
+    findings = [f for f in run.findings
+                if f.rule_id in ran or is_selected(s.selection, RuleKey(f.rule_id, f.name, f.category))]
+    for finding, fp in zip(findings, of_findings(findings)):
+        finding.fingerprint = fp
+    findings, suppressed = split_findings(findings, s.suppressions)
+    earlier = read_report(s.baseline)
+    if earlier is not None:
+        run.findings_new = mark(findings, known_fingerprints(earlier))
+    run.findings = findings
+    run.suppressed[:0] = suppressed

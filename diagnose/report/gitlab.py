@@ -1,0 +1,79 @@
+"""GitLab Code Quality report (``artifacts:reports:codequality``): a JSON array of issues, each with
+``description``, ``check_name``, ``fingerprint``, ``severity`` and ``location.path`` / ``location.lines.begin``
+(the fields GitLab reads; https://docs.gitlab.com/ee/ci/testing/code_quality.html, "implement a custom
+tool"; ruff's ``--output-format gitlab`` writes the same shape).
+
+Severities: info → ``info``, warning → ``minor``, error → ``major``, critical → ``critical``. A run that must
+not pass for clean is an issue of its own: nothing analysed or an internal error → ``blocker``
+(``diagnose/nothing-analysed``, ``diagnose/incomplete``), partial coverage → ``major``
+(``diagnose/partial-coverage``). Paths are relative to the input given, as in SARIF; fingerprints are the
+SARIF ones (rule, path, evidence with numbers and times masked), made unique within the report, so the same
+problem in tomorrow's run is the same issue in the merge request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from diagnose.coverage import NOTHING, PARTIAL
+from diagnose.messages import Messages, messages
+from diagnose.model import Report
+from diagnose.report.reasons import input_note, skip_reason
+from diagnose.report.sarif import fingerprint, primary_location, relative_path
+
+SEVERITY = {"info": "info", "warning": "minor", "error": "major", "critical": "critical"}
+MAX_DESCRIPTION = 2000
+
+
+def render(report: Report, paths: list[str] | None = None, lang: str = "en", **_options) -> str:
+    msg = messages(lang)
+    issues = []
+    for f in report.findings:
+        file, line = primary_location(f, report)
+        path = relative_path(file, paths)
+        text = msg("gitlab.finding", rule=f.rule_id, title=f.title, summary=f.summary) if f.summary else f"{f.rule_id} {f.title}"
+        if f.caused_by:
+            text += msg("gitlab.because", rule=f.caused_by)
+        anchor = f.evidence[0].text if f.evidence else f.summary
+        issues.append(_issue(text, f.rule_id, fingerprint(f.rule_id, path, anchor), SEVERITY.get(f.severity, "major"),
+                             path, line))
+    issues += _run_issues(report, paths, msg)
+    seen: dict[str, int] = {}
+    for issue in issues:  # GitLab merges issues with one fingerprint: keep every one apart
+        fp = issue["fingerprint"]
+        seen[fp] = seen.get(fp, 0) + 1
+        if seen[fp] > 1:
+            issue["fingerprint"] = hashlib.sha256(f"{fp}\0{seen[fp]}".encode()).hexdigest()[:32]
+    return json.dumps(issues, ensure_ascii=False, indent=2) + "\n"
+
+
+def _issue(description: str, check: str, fp: str, severity: str, path: str, line: int) -> dict:
+    description = " ".join(description.split())
+    if len(description) > MAX_DESCRIPTION:
+        description = description[: MAX_DESCRIPTION - 1] + "…"
+    return {"description": description, "check_name": check, "fingerprint": fp, "severity": severity,
+            "location": {"path": path, "lines": {"begin": max(1, int(line or 1))}}}
+
+
+def _run_issues(report: Report, paths: list[str] | None, msg: Messages) -> list[dict]:
+    """What the run itself says: nothing analysed, partial coverage, internal errors."""
+    cov = report.coverage or {}
+    first = (cov.get("incomplete") or cov.get("not_read") or [{}])[0].get("path")
+    where = relative_path(first, paths) if first else relative_path((paths or ["input"])[0], None)
+    out = []
+    status = cov.get("status")
+    if status in (NOTHING, PARTIAL):
+        listed = [f"{i['path']}: {input_note(i['reason'], msg)}" for i in cov.get("incomplete") or []]
+        listed += [f"{i['path']}: {skip_reason(i['reason'], msg)}" for i in cov.get("not_read") or []]
+        text = cov["text"] + (" " + msg("gitlab.list_join").join(listed[:10]) if listed else "")
+        check = "diagnose/nothing-analysed" if status == NOTHING else "diagnose/partial-coverage"
+        out.append(_issue(text, check, _digest(check, where), "blocker" if status == NOTHING else "major", where, 1))
+    if report.errors:
+        text = msg("gitlab.incomplete") + " " + "; ".join(report.errors[:5])
+        out.append(_issue(text, "diagnose/incomplete", _digest("diagnose/incomplete", where), "blocker", where, 1))
+    return out
+
+
+def _digest(check: str, where: str) -> str:
+    return hashlib.sha256(f"{check}\0{where}".encode()).hexdigest()[:32]
