@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from diagnose.messages import Messages
-from diagnose.model import Finding, Report
+from diagnose.model import Report
 from diagnose.report.page.kit import e
 from diagnose.report.page.lanes import finding_lane, lane_order, with_lanes
 from diagnose.report.page.markup import plot_time
