@@ -19,14 +19,23 @@ from diagnose.exitcodes import EXIT_INTERRUPTED, EXIT_TERMINATED
 
 _NAMES = {signal.SIGINT: ("interrupted", "SIGINT, Ctrl-C", EXIT_INTERRUPTED),
           signal.SIGTERM: ("terminated", "SIGTERM", EXIT_TERMINATED)}
+_SPEAKING: dict[str, str] = {}  # the run's language once the command knows it (``speak``)
+
+
+def speak(lang: str) -> None:
+    """The language of the line printed when the run is stopped (before this: the locale's)."""
+    _SPEAKING["lang"] = lang
 
 
 class Stopped(BaseException):
     """A stop signal arrived; ``code`` is the exit code, ``message`` the line to print."""
 
     def __init__(self, signum: int):
+        from diagnose.messages import locale_lang, messages
+
         what, name, self.code = _NAMES.get(signum, ("stopped", f"signal {signum}", 128 + signum))
-        self.message = f"diagnose: {what} ({name}); the run stopped and left no partial output"
+        msg = messages(_SPEAKING.get("lang") or locale_lang())
+        self.message = msg(f"cli.stopped.{what}", signal=name)
         super().__init__(self.message)
 
 

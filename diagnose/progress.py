@@ -18,10 +18,7 @@ import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
-PHASES = {  # what each phase does, for the line
-    "en": {"reading": "reading", "parsing": "parsing", "rules": "rules", "report": "report"},
-    "zh": {"reading": "读取", "parsing": "解析", "rules": "规则", "report": "报告"},
-}
+PHASES = ("reading", "parsing", "rules", "report")  # named on the line by the catalog's [progress] texts
 SHOW_AFTER = 1.0  # seconds before the line first appears
 TICK = 0.25  # seconds between redraws
 ESTIMATE_SECONDS = 0.5  # longest the walk for the total may take; past it the total is unknown
@@ -34,7 +31,10 @@ class LineProgress:
     def __init__(self, stream, total: int | None, lang: str = "en", show_after: float | None = None,
                  clock=time.monotonic):
         self.stream, self.total, self.clock = stream, total, clock
-        self.names = PHASES.get(lang, PHASES["en"])
+        from diagnose.messages import messages
+
+        msg = messages(lang)
+        self.names = {p: msg(f"progress.{p}") for p in PHASES}
         self.start = self.last = clock()
         self.show_after = SHOW_AFTER if show_after is None else show_after
         self.current, self.done, self.path = "reading", 0, ""
@@ -63,12 +63,12 @@ class LineProgress:
         else:
             amount = f"{_mb(self.done)} MB"
         text = f"diagnose: {name}  {amount}  {elapsed:.0f} s"
-        room = cols - 1 - len(text) - 2
+        room = cols - 1 - _cells(text) - 2
         if self.current == "reading" and self.path and room >= 12:
             # The end of the path names the file: cut from the left.
             path = self.path if len(self.path) <= room else "…" + self.path[-(room - 1):]
             text += "  " + path
-        return text[: cols - 1]
+        return text[: cols - 1 - (_cells(text) - len(text))]
 
     def draw(self) -> None:
         if self.clock() - self.start < self.show_after:
@@ -103,6 +103,11 @@ def _columns(stream) -> int:
         return os.get_terminal_size(stream.fileno()).columns
     except (AttributeError, OSError, ValueError):
         return 80
+
+
+def _cells(text: str) -> int:
+    """Terminal columns of ``text``: a CJK character takes two."""
+    return sum(2 if "\u2e80" <= c <= "\uffef" else 1 for c in text)
 
 
 @contextmanager

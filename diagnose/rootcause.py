@@ -26,42 +26,17 @@ import polars as pl
 
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.select import select
+from diagnose.messages import Messages, messages
 from diagnose.model import SEVERITY_RANK, Evidence, Finding
 
 ROOT_ID = "RC001"
 ROOT_NAME = "first-failing-rank"  # --select/--ignore and suppressions may name it like a rule
 _TIMEOUTS = ("hccl_exec_timeout_s", "hccl_connect_timeout_s", "hccl_watchdog_timeout_s")
 
-_TEXT = {
-    "en": {
-        "first": "{who} failed first at {when}; {n} ranks timed out waiting for it ({waiting}).",
-        "named": " The waiting ranks name {peer} as the peer they wait on ({k} lines).",
-        "title": "First failing rank: the others timed out waiting for it",
-        "silent": "{n} ranks timed out waiting; they name {peer} ({k} lines) as the peer they wait on, which logged no error "
-                  "of its own here: it hung, was killed, or its logs are missing.",
-        "remedy": "- Read the logs of this rank first (its worker output and its plog `~/ascend/log/debug/plog/plog-<pid>_*.log`);\n"
-                  "  the timeouts on the other ranks are echoes.\n"
-                  "- If it shows no error: collect its plog and `npu-smi info` from its node, check whether the process was "
-                  "killed (OOM killer, `dmesg`) or hung (`py-spy dump --pid <pid>`).\n"
-                  "- Make sure every rank runs the same collectives; raise `HCCL_EXEC_TIMEOUT` only for legitimately long steps.",
-    },
-    "zh": {
-        "first": "{who}最先失败，时间 {when}；{n} 个 rank 因等待它而超时（{waiting}）。",
-        "named": " 等待的 rank 指向 {peer}（{k} 行）。",
-        "title": "最先失败的 rank：其他 rank 因等待它而超时",
-        "silent": "{n} 个 rank 等待超时；它们指向的对端 {peer}（{k} 行）在这里没有自己的报错：它可能卡住、被杀，或日志缺失。",
-        "remedy": "- 先看这个 rank 的日志（worker 输出和 plog `~/ascend/log/debug/plog/plog-<pid>_*.log`）；其他 rank 的超时是回声。\n"
-                  "- 若它没有报错：收集它的 plog 和所在节点的 `npu-smi info`，检查进程是否被杀（OOM killer、`dmesg`）或卡住"
-                  "（`py-spy dump --pid <pid>`）。\n"
-                  "- 确保所有 rank 执行相同的集合通信；仅当单步确实很长时才调大 `HCCL_EXEC_TIMEOUT`。",
-    },
-}
-
-
 def find_root_cause(findings: list[Finding], rules: list[Rule], records: pl.DataFrame, signals: pl.DataFrame,
                     lang: str = "en") -> list[Finding]:
     """Return the findings with the first-failing rank's finding first (see the module docstring)."""
-    txt = _TEXT.get(lang, _TEXT["en"])
+    msg = messages(lang)
     by_id = {r.id: r for r in rules}
     echo = _hits([f for f in findings if f.consequence], by_id, records, signals)
     timeouts = {f.rule_id for f in findings if f.consequence and f.category == "communication"}
@@ -100,30 +75,30 @@ def find_root_cause(findings: list[Finding], rules: list[Rule], records: pl.Data
             pl.col("_echo").is_null() | (pl.col("ts") < pl.col("_echo") - pl.duration(seconds=1))
         ).drop("_echo")
         root = _earliest(errors.select("file", "line", "source", "node", "ts", "rank", pl.lit(None, pl.String).alias("rule_id")))
-    peer, peer_n = _named_peer(signals)
+    peer, peer_n = _named_peer(signals, msg)
     others = keys
     if root is not None and root["rank"] is not None:
         others = keys.filter(~((pl.col("rank") == root["rank"]) & pl.col("node").eq_missing(root["node"])))
-    waiting_text = _ranks_text(others)
+    waiting_text = _ranks_text(others, msg)
     n = others.height
     if root is None and peer is None:
         return findings
     if root is None:
-        summary = txt["silent"].format(n=n, peer=peer, k=peer_n)
+        summary = msg("rootcause.silent", n=n, peer=peer, k=peer_n)
         facts = {"waiting_ranks": n, "named_peer": peer}
-        finding = _synthetic(txt, summary, facts, echo, None, records)
+        finding = _synthetic(msg, summary, facts, echo, None, records)
         return _reorder(findings, finding)
-    who = _who(root, lang)
-    sentence = txt["first"].format(who=who, when=_fmt(root["ts"]), n=n, waiting=waiting_text)
+    who = _who(root, msg)
+    sentence = msg("rootcause.first", who=who, when=_fmt(root["ts"]), n=n, waiting=waiting_text)
     if peer is not None:
-        sentence += txt["named"].format(peer=peer, k=peer_n)
+        sentence += msg("rootcause.named", peer=peer, k=peer_n)
     facts = {
         "root_rank": root["rank"], "root_node": root["node"], "root_time": _fmt(root["ts"]),
         "waiting_ranks": n, "named_peer": peer,
     }
     holder = next((f for f in findings if f.rule_id == root["rule_id"]), None)
     if holder is None:
-        finding = _synthetic(txt, sentence, facts, echo, root, records)
+        finding = _synthetic(msg, sentence, facts, echo, root, records)
         return _reorder(findings, finding)
     holder.summary = f"{sentence} {holder.summary}"
     holder.facts.update({k: v for k, v in facts.items() if v is not None})
@@ -163,7 +138,7 @@ def _earliest(frame: pl.DataFrame) -> dict | None:
     return frame.row(0, named=True)
 
 
-def _named_peer(signals: pl.DataFrame) -> tuple[str | None, int]:
+def _named_peer(signals: pl.DataFrame, msg: Messages) -> tuple[str | None, int]:
     """The peer the waiting ranks name most often (stuck location first, then link tables, then remote rank)."""
     if signals.height == 0:
         return None, 0
@@ -172,7 +147,7 @@ def _named_peer(signals: pl.DataFrame) -> tuple[str | None, int]:
         if rows.height == 0:
             continue
         label = {
-            "hccl_stuck_location": lambda v, t: f"{t} (Cluster Exception Location IP/ID)",
+            "hccl_stuck_location": lambda v, t: msg("rootcause.stuck_location", peer=t),
             "hccl_link_remote_rank": lambda v, t: f"rank {int(v)} ({t})" if v is not None else str(t),
             "hccl_remote_rank": lambda v, t: f"rank {int(v)}" if v is not None else str(t),
         }[name]
@@ -182,7 +157,7 @@ def _named_peer(signals: pl.DataFrame) -> tuple[str | None, int]:
     return None, 0
 
 
-def _synthetic(txt: dict, summary: str, facts: dict, echo: pl.DataFrame, root: dict | None,
+def _synthetic(msg: Messages, summary: str, facts: dict, echo: pl.DataFrame, root: dict | None,
                records: pl.DataFrame) -> Finding:
     evidence = []
     if root is not None:
@@ -193,11 +168,11 @@ def _synthetic(txt: dict, summary: str, facts: dict, echo: pl.DataFrame, root: d
     first = root["ts"] if root is not None else echo["ts"].drop_nulls().min()
     return Finding(
         rule_id=ROOT_ID, name=ROOT_NAME, category="communication", severity="error",
-        title=txt["title"], summary=summary, count=int(facts.get("waiting_ranks") or 0),
+        title=msg("rootcause.title"), summary=summary, count=int(facts.get("waiting_ranks") or 0),
         first_seen=first, last_seen=echo["ts"].drop_nulls().max(),
         nodes=[root["node"]] if root is not None and root["node"] else [],
         ranks=[int(root["rank"])] if root is not None and root["rank"] is not None else [],
-        evidence=evidence[:5], remediation=txt["remedy"], references=["CANN error code EI0002 (remediation)"],
+        evidence=evidence[:5], remediation=msg("rootcause.remedy"), references=["CANN error code EI0002 (remediation)"],
         facts={k: v for k, v in facts.items() if v is not None},
     )
 
@@ -210,26 +185,29 @@ def _reorder(findings: list[Finding], top: Finding) -> list[Finding]:
     return [top] + rest
 
 
-def _who(root: dict, lang: str) -> str:
-    if lang == "zh":
-        parts = [f"节点 {root['node']} 上的" if root["node"] else "", f"rank {root['rank']}" if root["rank"] is not None else "一个进程"]
-        return "".join(parts) + " "
-    who = f"rank {root['rank']}" if root["rank"] is not None else "a process"
+def _who(root: dict, msg: Messages) -> str:
+    rank = root["rank"]
     if root["node"]:
-        who += f" on {root['node']}"
-    return who[0].upper() + who[1:]
+        key = "rootcause.who_rank_node" if rank is not None else "rootcause.who_process_node"
+    else:
+        key = "rootcause.who_rank" if rank is not None else "rootcause.who_process"
+    return msg(key, rank=rank, node=root["node"])
 
 
-def _ranks_text(keys: pl.DataFrame) -> str:
+def _ranks_text(keys: pl.DataFrame, msg: Messages) -> str:
     parts = []
     for node, group in sorted(keys.group_by("node"), key=lambda kv: str(kv[0][0])):
         ranks = sorted(int(r) for r in group["rank"].to_list())
         label = _ranges(ranks)
-        parts.append(f"{label} on {node[0]}" if node[0] else label)
-    return "; ".join(parts)
+        if node[0]:
+            parts.append(msg("rootcause.ranks_on_node", n=len(ranks), ranks=label, node=node[0]))
+        else:
+            parts.append(msg("rootcause.ranks", n=len(ranks), ranks=label))
+    return msg("rootcause.ranks_join").join(parts)
 
 
 def _ranges(values: list[int]) -> str:
+    """``0-7, 10, 12-13``."""
     out, start, prev = [], None, None
     for v in values:
         if start is None:
@@ -241,7 +219,7 @@ def _ranges(values: list[int]) -> str:
             start = prev = v
     if start is not None:
         out.append(f"{start}" if start == prev else f"{start}-{prev}")
-    return "ranks " + ", ".join(out) if out else "-"
+    return ", ".join(out) if out else "-"
 
 
 def _line_text(records: pl.DataFrame, file: str, line: int) -> str:

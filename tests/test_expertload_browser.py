@@ -13,6 +13,7 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
+from browser import CJK_FONT, NO_CJK_FONT
 from diagnose.cli import main
 from test_expertload_week import DAYS, L, make_week
 
@@ -106,3 +107,57 @@ def test_cards_and_placement_table_agree_and_are_labelled(dom: str):
     others = [_text(r) for r in re.findall(r"<tr>(<td.*?)</tr>", table, re.S)]
     assert others and all("suggested map" in r and "re-arranged" in r for r in others)
     assert "not because it is a different statistic" in _text(dom)
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory) -> dict[str, tuple[str, dict]]:
+    """The same week's page in both languages, measured by the browser (tests/browser.py)."""
+    from browser import measure
+
+    tmp = tmp_path_factory.mktemp("el-measured")
+    make_week(tmp / "dumps", missing_days=(MISSING,))
+    out = {}
+    for lang in ("en", "zh"):
+        page = tmp / f"report-{lang}.html"
+        res = CliRunner().invoke(main, ["expert-load", str(tmp / "dumps"), "-o", str(page), "--lang", lang])
+        assert res.exit_code == 0, res.output
+        out[lang] = measure(page, tmp, height=1200)
+    return out
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_text_is_cut_or_drawn_over_another(measured, lang):
+    from browser import inside, overlap
+
+    dom, m = measured[lang]
+    assert m["errors"] == 0 and len(m["plots"]) >= 5
+    for key, plot in m["plots"].items():
+        drawn = plot["yticks"] + plot["xticks"] + plot["legend"] + plot["colorbar"] + plot["annotations"]
+        for t in drawn:
+            assert inside(t["box"], plot["svg"]), (key, t)
+        ticks = plot["yticks"]
+        for a, b in zip(ticks, ticks[1:]):
+            assert not overlap(a["box"], b["box"]), (key, a, b)
+        assert "Share chart..." not in plot["modebar"]
+
+
+@pytest.mark.skipif(not CJK_FONT, reason=NO_CJK_FONT)
+def test_chinese_page_is_chinese_in_a_cjk_font(measured):
+    dom, m = measured["zh"]
+    assert '<html lang="zh">' in dom and m["font"].startswith('"Noto Sans CJK SC"') and abs(m["cjk"] - 80) < 1.5
+    body = _text(dom[dom.index("<body"):])
+    for heading in ("专家负载", "计入的窗口", "热点专家", "建议", "层 × 专家负载", "一周内各层的不均衡度"):
+        assert heading in body, heading
+    for english in ("Expert load", "Counted windows", "Hot experts", "Recommendation", "current placement", "no dump"):
+        assert english not in body, english
+    assert "无统计文件" in _text(_plot(dom, "days"))  # the gap says why, in Chinese
+    months = re.compile(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\b")
+    for key, plot in m["plots"].items():
+        assert not [t for t in plot["xticks"] if months.search(t["text"])], key
+        assert all(re.search(r"[\u4e00-\u9fff]", t or "") for t in plot["modebar"]), plot["modebar"]
+    # the cards and the current-placement row say the same numbers in Chinese too
+    card = re.search(r'id="kpi-now-worst"><b>([\d.]+)</b><span>(.*?)</span>', dom)
+    row = re.search(r'<tr class="current" id="row-current">(.*?)</tr>', dom, re.S)
+    cells = [_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))]
+    assert "当前部署" in _text(card.group(2)) and cells[0].startswith("当前部署")
+    assert f"{float(cells[3]):.2f}" == card.group(1)

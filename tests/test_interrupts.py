@@ -92,3 +92,12 @@ def test_a_real_process_waiting_on_its_input(signum, code):
             proc.communicate()
     assert proc.returncode == code
     assert out == b"" and err.decode().count("\n") == 1 and b"Traceback" not in err
+
+
+def test_the_stop_line_speaks_the_language_of_the_run(monkeypatch, capsys):
+    _signal_during(monkeypatch, "rules", signal.SIGINT)
+    with pytest.raises(SystemExit) as exc:
+        cli.run([str(KV), "--no-color", "--lang", "zh"])
+    assert exc.value.code == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("diagnose：已中断（SIGINT, Ctrl-C）")

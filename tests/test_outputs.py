@@ -198,3 +198,14 @@ def test_suffix_table():
     assert outputs.main_format(None, "x.log") == "text"
     assert outputs.main_format(None, None) == "text"
     assert outputs.main_format("gitlab", "gl-code-quality.json") == "gitlab"
+
+
+def test_an_output_not_written_is_said_in_the_language_of_the_run(tmp_path):
+    from click.testing import CliRunner
+
+    from diagnose.cli import main
+
+    res = CliRunner().invoke(main, [str(SAMPLES / "healthy"), "--lang", "zh", "--json",
+                                    str(tmp_path / "no-such-folder" / "r.json")])
+    assert res.exit_code == 6
+    assert "diagnose：错误：无法写入 --json " in res.stderr

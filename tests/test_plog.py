@@ -345,7 +345,7 @@ def test_zh_sentence(tmp_path):
     report = analyze([str(tmp_path)], Settings(lang="zh"))
     first = report.findings[0]
     assert first.rule_id == "DEV010"
-    assert first.summary.startswith("节点 node-1 上的rank 5 最先失败")
+    assert first.summary.startswith("节点 node-1 上的 rank 5 最先失败")
 
 
 def test_rule_id_helper_roundtrip():

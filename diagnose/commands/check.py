@@ -61,9 +61,12 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
     """
     from diagnose.engine import load_rules
     from diagnose.findings_baseline import only_new, read_report
+    from diagnose.interrupts import speak
+    from diagnose.messages import messages
     from diagnose.pipeline import Settings, diagnose, filters_for, read_paths
     from diagnose.progress import progress_reporter
     from diagnose.report import render
+    from diagnose.report.reasons import skip_reason
 
     fmt, extras = main_format(fmt, output), extras_of(outputs)
     cfg = configured.file_config(config_file, no_config)  # command-line options win over the file
@@ -80,6 +83,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
         selection=configured.selection(cfg, select, ignore),
         suppressions=cfg.suppressions,
     )
+    speak(settings.lang)  # a Ctrl-C from here on is reported in the run's language
     if fail_on_new and read_report(baseline) is None:
         configured.fail("--fail-on-new needs --baseline REPORT.json, an earlier diagnose JSON report")
     if baseline and baseline.lower().endswith(".toml"):  # a broken baseline TOML is a configuration error
@@ -118,11 +122,12 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
         text = "" if missing else render(fmt, report, color=colored, width=width(to_file=bool(output)), **opts)
     github = os.environ.get("GITHUB_ACTIONS") == "true"
 
+    msg = messages(settings.lang)
     if missing:
         for s in report.skipped:
-            click.echo(f"diagnose: error: {s.path}: {s.reason}", err=True)
+            click.echo(msg("cli.error", text=f"{s.path}: {skip_reason(s.reason, msg)}"), err=True)
         if github:
-            click.echo("::error title=diagnose::no input could be read; nothing was diagnosed")
+            click.echo("::error title=diagnose::" + msg("cli.nothing_read"))
         sys.exit(EXIT_USAGE)
 
     failed = deliver(report, render, fmt=fmt, output=output, extras=extras, quiet=quiet, main_text=text, opts=opts,
@@ -143,7 +148,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
             with open(step_summary, "a", encoding="utf-8") as fh:
                 fh.write(summary)
         except OSError as exc:
-            click.echo(f"diagnose: warning: cannot append to $GITHUB_STEP_SUMMARY: {exc.strerror or exc}", err=True)
+            click.echo(msg("cli.warning", text=msg("cli.step_summary", reason=exc.strerror or exc)), err=True)
     if failed:
         sys.exit(EXIT_OUTPUT_FAILED)
     sys.exit(exit_code(only_new(report) if fail_on_new else report, fail_on, exit_zero, allow_empty, allow_partial))

@@ -19,11 +19,9 @@ SEVERITY_CHOICES = ["info", "warning", "error", "critical"]
 
 
 def default_lang() -> str:
-    for var in ("DIAGNOSE_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
-        value = os.environ.get(var, "")
-        if value:
-            return "zh" if value.lower().startswith("zh") else "en"
-    return "en"
+    from diagnose.messages import locale_lang
+
+    return locale_lang()
 
 
 def parse_time(value: str | None, name: str) -> datetime | None:
@@ -37,14 +35,14 @@ def parse_time(value: str | None, name: str) -> datetime | None:
     raise click.BadParameter(f"{value!r} is not a time like 2025-07-01 or '2025-07-01 09:30:00'", param_hint=name)
 
 
-def write_output(target: str, text: str, option: str = "-o") -> None:
+def write_output(target: str, text: str, option: str = "-o", lang: str | None = None) -> None:
     """Write one output atomically (diagnose/commands/outputs.py); on failure say which and exit 6."""
     from diagnose.commands.outputs import OutputError, write_atomic
 
     try:
         write_atomic(target, text, option)
     except OutputError as exc:
-        click.echo(f"diagnose: error: {exc}", err=True)
+        click.echo(exc.said(lang or default_lang()), err=True)
         sys.exit(EXIT_OUTPUT_FAILED)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from diagnose.commands.common import EXIT_CLEAN, EXIT_USAGE
+from diagnose.commands.common import EXIT_CLEAN, EXIT_USAGE, default_lang
 
 
 def _day(value: str | None, name: str) -> date | None:
@@ -38,7 +38,8 @@ def _day(value: str | None, name: str) -> date | None:
               help="Output format (default: from the -o suffix, else markdown).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
 @click.option("--map-out", type=click.Path(dir_okay=False, writable=True), help="Also write the suggested expert map JSON here.")
-def expert_load(paths, since, until, top, target, stage, layers, expert_map, fmt, output, map_out):
+@click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of the report (default: the locale).")
+def expert_load(paths, since, until, top, target, stage, layers, expert_map, fmt, output, map_out, lang=None):
     """Weekly expert-load report from MindIE hotspot dumps (prefill/prefill_<rank>.csv, decode/decode_<rank>.csv),
     the expert map JSON and EPLB log lines: hot experts, imbalance per layer and day, and a suggested expert map.
 
@@ -47,6 +48,10 @@ def expert_load(paths, since, until, top, target, stage, layers, expert_map, fmt
     """
     from diagnose.expertload.load import load
     from diagnose.expertload.metrics import analyse
+    from diagnose.messages import messages
+    from diagnose.report.reasons import skip_reason
+
+    msg = messages(lang or default_lang())
 
     d_since, d_until = _day(since, "--since"), _day(until, "--until")
     if fmt is None:
@@ -54,11 +59,11 @@ def expert_load(paths, since, until, top, target, stage, layers, expert_map, fmt
         fmt = {".html": "html", ".htm": "html", ".json": "json"}.get(suffix, "markdown")
     loaded = load(list(paths), layers=layers, expert_map=expert_map)
     for s in loaded.skipped:
-        click.echo(f"skipped {s.path}: {s.reason}", err=True)
+        click.echo(msg("expertload.cli.skipped", path=s.path, reason=skip_reason(s.reason, msg)), err=True)
     if loaded.loads.height == 0 and not loaded.files:
-        click.echo("no MindIE hotspot dump (prefill/prefill_<rank>.csv, decode/decode_<rank>.csv) found in the inputs", err=True)
+        click.echo(msg("expertload.cli.no_dumps"), err=True)
         sys.exit(EXIT_USAGE)
-    result = analyse(loaded, d_since, d_until, stage, top, target)
+    result = analyse(loaded, d_since, d_until, stage, top, target, lang=msg.lang)
     if fmt == "html":
         from diagnose.expertload.report_html import render
     elif fmt == "json":
@@ -68,12 +73,12 @@ def expert_load(paths, since, until, top, target, stage, layers, expert_map, fmt
     text = render(result)
     if output:
         Path(output).write_text(text, encoding="utf-8")
-        click.echo(f"wrote {output}", err=True)
+        click.echo(msg("expertload.cli.wrote", path=output), err=True)
     else:
         click.echo(text, nl=False)
     if map_out and "expert_map" in result.get("recommendation", {}):
         import json
 
         Path(map_out).write_text(json.dumps(result["recommendation"]["expert_map"], indent=1) + "\n", encoding="utf-8")
-        click.echo(f"wrote {map_out}", err=True)
+        click.echo(msg("expertload.cli.wrote", path=map_out), err=True)
     sys.exit(EXIT_CLEAN)

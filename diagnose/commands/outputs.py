@@ -61,6 +61,17 @@ def extras_of(options: dict) -> list[tuple[str, str, str]]:
 class OutputError(Exception):
     """An output that could not be written; the message names the option, the file and the reason."""
 
+    def __init__(self, option: str, target: str, reason: str):
+        self.option, self.target, self.reason = option, target, reason
+        super().__init__(f"cannot write {option} {target}: {reason}")
+
+    def said(self, lang: str = "en") -> str:
+        """The line for standard error, in the run's language."""
+        from diagnose.messages import messages
+
+        msg = messages(lang)
+        return msg("cli.error", text=msg("cli.cannot_write", option=self.option, target=self.target, reason=self.reason))
+
 
 def write_atomic(target: str, text: str, option: str = "-o") -> None:
     """Write ``text`` to ``target`` through a temporary file in the same folder and a rename. A target that
@@ -78,7 +89,7 @@ def write_atomic(target: str, text: str, option: str = "-o") -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
     except OSError as exc:
-        raise OutputError(f"cannot write {option} {target}: {exc.strerror or exc}") from None
+        raise OutputError(option, target, str(exc.strerror or exc)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -90,7 +101,7 @@ def write_atomic(target: str, text: str, option: str = "-o") -> None:
         except OSError:
             pass
         if isinstance(exc, OSError):
-            raise OutputError(f"cannot write {option} {target}: {exc.strerror or exc}") from None
+            raise OutputError(option, target, str(exc.strerror or exc)) from None
         raise
 
 
@@ -147,7 +158,7 @@ def deliver(report, render, *, fmt: str, output: str | None, extras: list[tuple[
         try:
             write_atomic(target, text, option)
         except OutputError as exc:
-            click.echo(f"diagnose: error: {exc}", err=True)
+            click.echo(exc.said(opts.get("lang") or "en"), err=True)
             failures.append(str(exc))
 
     if output:

@@ -267,7 +267,8 @@ def match_mismatch(m: MismatchMatch, records: pl.DataFrame, signals: pl.DataFram
     per_value = frame.group_by("_v", maintain_order=True).agg(pl.col("_k").unique(maintain_order=True))
     # On a tie the lower value is the odd one out (for versions: the older install is usually the one to fix).
     per_value = per_value.with_columns(_n=pl.col("_k").list.len()).sort(["_n", "_v"], descending=[True, True])
-    parts = [f"{v} on {', '.join(ks[:6])}{' …' if len(ks) > 6 else ''}" for v, ks, _ in per_value.iter_rows()]
+    # "24.1.rc3 (node-0); 23.0.7 (node-1)": no words, so the sentence reads the same in every language
+    parts = [f"{v} ({', '.join(ks[:6])}{' …' if len(ks) > 6 else ''})" for v, ks, _ in per_value.iter_rows()]
     majority, minority = per_value.row(0), per_value.row(-1)
     evidence = frame.unique("_v", keep="first", maintain_order=True)
     # The odd ones out first: they are usually what to fix.

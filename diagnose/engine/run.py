@@ -11,6 +11,7 @@ import polars as pl
 from diagnose.engine.codes import match_codes
 from diagnose.engine.kinds import KINDS, Match
 from diagnose.engine.traceback_kind import match_traceback
+from diagnose.messages import messages
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.select import record_condition
 from diagnose.model import Evidence, Finding
@@ -125,7 +126,7 @@ def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, si
         last_seen=_fmt_ts(last),
         nodes=", ".join(nodes) if nodes else "-",
         ranks=", ".join(map(str, ranks)) if ranks else "-",
-        where=_where(nodes, ranks),
+        where=_where(nodes, ranks, lang),
     )
     template = rule.text("summary", lang) or rule.text("title", lang)
     # An error-code finding takes its category, severity, title and next step from the code table.
@@ -157,9 +158,7 @@ def _excerpt_note(facts: dict[str, Any], lang: str) -> str:
     n = facts.get("excerpt_samples")
     if n is None:
         return ""
-    if lang == "zh":
-        return f"（依据：一段短日志中的全部 {n} 个样本）"
-    return f" (from all {n} sample{'s' if n != 1 else ''} of a short excerpt)"
+    return messages(lang)("engine.excerpt_note", n=n)
 
 
 def signal_facts(rule: Rule, hits: pl.DataFrame, signals: pl.DataFrame | None) -> dict[str, Any]:
@@ -216,15 +215,17 @@ def _evidence(hits: pl.DataFrame, records: pl.DataFrame, extra: pl.DataFrame | N
 _NODE_NAMED = re.compile(r"(?i)^node(?:[-_.]?\d+|[-_.]|$)")
 
 
-def _where(nodes: list[str], ranks: list[int]) -> str:
+def _where(nodes: list[str], ranks: list[int], lang: str = "en") -> str:
+    msg = messages(lang)
     parts = []
     if nodes:
         # Folders named node-0, node-1 already say what they are: "on node-1", not "on node node-1".
-        word = "" if all(_NODE_NAMED.match(n) for n in nodes) else ("node " if len(nodes) == 1 else "nodes ")
-        parts.append(word + ", ".join(nodes[:6]) + (" …" if len(nodes) > 6 else ""))
+        key = "engine.where_named_nodes" if all(_NODE_NAMED.match(n) for n in nodes) else "engine.where_nodes"
+        parts.append(msg(key, n=len(nodes), nodes=", ".join(nodes[:6]) + (" …" if len(nodes) > 6 else "")))
     if ranks:
-        parts.append(("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks[:8])) + (" …" if len(ranks) > 8 else ""))
-    return "; ".join(parts) if parts else "this bundle"
+        parts.append(msg("engine.where_ranks", n=len(ranks),
+                         ranks=", ".join(map(str, ranks[:8])) + (" …" if len(ranks) > 8 else "")))
+    return msg("engine.where_join").join(parts) if parts else msg("engine.where_bundle")
 
 
 # Counted nouns of English summaries: templates say "{count} events" and "{n} interval(s)"; a count of one

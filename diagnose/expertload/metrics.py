@@ -9,7 +9,8 @@ Definitions:
 * a hot expert's ``share`` is its fraction of the layer's tokens, ``load_over_mean`` its tokens over the
   layer's mean per expert.
 
-The result is one JSON-ready dict that every report format renders.
+The result is one JSON-ready dict that every report format renders; its texts (why a window was not counted,
+the counting rule, notes, labels) are in the language asked for (texts.py).
 """
 
 from __future__ import annotations
@@ -19,13 +20,15 @@ from typing import Any
 
 import polars as pl
 
+from diagnose.expertload import texts
 from diagnose.expertload.load import FIRST_WINDOW_MAX_INTERVALS, Loaded, Placement
 from diagnose.expertload.placement import map_json, recommend
+from diagnose.messages import Messages, messages
 
 HOT_LOAD_OVER_MEAN = 2.0  # an expert with twice the layer's mean load is "hot"
 
 
-def placement_for(loaded: Loaded) -> tuple[Placement, list[str]]:
+def placement_for(loaded: Loaded) -> tuple[Placement, list]:
     """The current placement: the expert map when it fits the dumps, else contiguous ids per rank."""
     notes = []
     ranks = sorted(loaded.slots)
@@ -35,8 +38,7 @@ def placement_for(loaded: Loaded) -> tuple[Placement, list[str]]:
             r < p.n_ranks and all(len(lay[r]) == loaded.slots[r] for lay in p.layers) for r in ranks)
         if ok:
             return p, notes
-        notes.append(f"expert map {p.source[4:]} does not match the dumps (layers/ranks/slots); "
-                     "assuming contiguous placement")
+        notes.append(("expertload.note.map_mismatch", {"path": p.source[4:]}))
     n_ranks = (max(ranks) + 1) if ranks else 0
     width = max(loaded.slots.values(), default=0)
     per_rank = [loaded.slots.get(r, width) for r in range(n_ranks)]
@@ -62,9 +64,10 @@ def _r(x: float | None, n: int = 8) -> float | None:
 
 
 def analyse(loaded: Loaded, since: date | None = None, until: date | None = None, stage: str = "all",
-            top: int = 10, target: float = 1.15) -> dict[str, Any]:
+            top: int = 10, target: float = 1.15, lang: str = "en") -> dict[str, Any]:
+    msg = messages(lang)
     place, notes = placement_for(loaded)
-    notes = loaded.notes + notes
+    notes = [texts.note(n, msg) for n in loaded.notes + notes]
     n_layers, n_exp = loaded.n_layers, place.n_experts()
     n_ranks = place.n_ranks
     pf = place.frame()
@@ -79,11 +82,13 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
     result: dict[str, Any] = {
         "window": {"since": since.isoformat() if since else None, "until": until.isoformat() if until else None,
                    "stage": stage, "layers": n_layers, "ranks": n_ranks, "experts": n_exp,
-                   "placement": place.source, "layers_from": loaded.layers_source},
+                   "placement": place.source, "placement_text": texts.placement_source(place.source, msg),
+                   "layers_from": texts.layers_from(loaded.layers_source, loaded.layers_votes, msg)},
+        "lang": msg.lang,
         "notes": notes,
     }
     if until is None or since is None:
-        result.update(layers=[], counting={}, hot_experts=[], recommendation={"reached": False, "reason": "no load data"},
+        result.update(layers=[], counting={}, hot_experts=[], recommendation={"reached": False, "reason": msg("expertload.no_data")},
                       days=[], ranks=[], heatmap=[], trend=[], missing={"days": [], "rank_files": []}, over_threshold=[])
         return result
     in_window = pl.col("day").is_between(since, until)
@@ -110,9 +115,11 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
                 if (d, r) not in present:
                     missing_files.append({"day": d, "stage": st, "rank": r})
     result["missing"] = {"days": [d.isoformat() for d in cal if d not in win_days], "rank_files": missing_files}
+    for f in loaded.files:
+        f.why = texts.why(f, loaded.first_window_max, msg)
     result["files"] = [dict(f.__dict__) for f in loaded.files]
     result["resets"] = sum(f.resets for f in loaded.files)
-    result["counting"] = counting_summary(loaded.files, since, until, stage, loaded.first_window_max)
+    result["counting"] = counting_summary(loaded.files, since, until, stage, loaded.first_window_max, msg)
 
     grid_e = pl.DataFrame({"layer": list(range(n_layers))}, schema={"layer": pl.Int32}).join(
         pl.DataFrame({"expert": list(range(n_exp))}, schema={"expert": pl.Int32}), how="cross")
@@ -225,9 +232,7 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
         rec = {
             "target": target,
             "reached": rec["reached"],
-            "method": "greedy replication of the hottest experts (by load per replica), then longest-processing-time "
-                      "bin packing of the replicas onto ranks (least-loaded rank with a free slot that does not hold "
-                      "the expert); smallest multiple of the rank count that meets the target",
+            "method": texts.method(msg),
             "current_redundant_experts": current_red,
             "redundant_experts": rec["redundant_experts"],
             "slots_per_rank": rec["slots_per_rank"],
@@ -237,29 +242,25 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
                       "max_over_mean_worst_layer": _r(max(after)) if after else None, "measured": False},
             "per_layer": [{"layer": i, "before": layers[i]["rank_max_over_mean"], "after": _r(a)}
                           for i, a in enumerate(rec["per_layer_after"])],
-            "current": {"label": f"current placement ({current_red} redundant experts), measured",
+            "current": {"label": texts.current_label(current_red, msg),
                         "redundant_experts": current_red,
                         "max_over_mean_layer_mean": _r(sum(before) / len(before)) if before else None,
                         "max_over_mean_worst_layer": _r(max(before)) if before else None, "measured": True},
-            "tried": [{**t, "label": f"suggested map, {t['redundant_experts']} redundant experts (re-arranged, estimated)"}
-                      for t in rec["tried"]],
-            "tried_note": "Every 'tried' row is a new placement computed by the method (experts re-arranged, replicas "
-                          "added), estimated on the window's loads; the 'current' row and the 'now' figures are the "
-                          "current placement as measured. A row with as many redundant experts as now can be lower "
-                          "than 'now' because it moves experts, not because it is a different statistic: all rows are "
-                          "the rank-level max/mean per layer, then the mean over layers and the worst layer.",
+            "tried": [{**t, "label": texts.tried_label(t["redundant_experts"], msg)} for t in rec["tried"]],
+            "tried_note": texts.tried_note(msg),
             "expert_map": map_json(rec["maps"]),
         }
     else:
-        rec = {"target": target, **rec}
+        rec = {"target": target, **rec, "reason": msg("expertload.no_data")}
     result["recommendation"] = rec
     result["eplb"] = eplb_summary(loaded.eplb)
     return result
 
 
 def counting_summary(files: list, since: date, until: date, stage: str = "all",
-                     max_intervals: float = FIRST_WINDOW_MAX_INTERVALS) -> dict[str, Any]:
+                     max_intervals: float = FIRST_WINDOW_MAX_INTERVALS, msg: Messages | None = None) -> dict[str, Any]:
     """Which windows (one per dump block) were counted, in the report window, and why the others were not."""
+    msg = msg or messages("en")
     lo, hi = since.isoformat(), until.isoformat()
     inside = [f for f in files if f.day and lo <= f.day <= hi and (stage == "all" or f.stage == stage)]
     first: dict[str, int] = {}
@@ -272,14 +273,7 @@ def counting_summary(files: list, since: date, until: date, stage: str = "all",
     counted = sum(f.counted for f in inside)
     repeated = sum(f.repeated for f in inside if f.first == "repeat")
     return {
-        "rule": "one window per dump block (the load since the write before it). Windows after the first block of a "
-                "file are block differences (a block after a counter reset counts whole). The first block counts when "
-                "it continues the previous dump of the same rank (same or previous day), when the counters were reset "
-                "since that dump, or when it is at most "
-                f"{max_intervals:g}x the file's median block-to-block increment (about one append "
-                "interval: the file starts with the service, whose counters run from warm-up); otherwise the file "
-                "begins mid-run, its first block covers an unknown span and adds no load. Blocks that repeat the "
-                "previous dump (a longer copy of the same file) are skipped.",
+        "rule": texts.counting_rule(max_intervals, msg),
         "max_intervals": max_intervals,
         "files": len(inside),
         "windows": windows,

@@ -1,8 +1,10 @@
-"""The short version of the expert-load report, for a chat message or a ticket."""
+"""The short version of the expert-load report, for a chat message or a ticket, in the result's language."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from diagnose.messages import messages
 
 
 def _cell(value: Any) -> str:
@@ -15,64 +17,72 @@ def _f(x: float | None, fmt: str = "{:.2f}") -> str:
 
 
 def render(result: dict[str, Any]) -> str:
+    msg = messages(result.get("lang", "en"))
     w = result["window"]
-    out = [f"## Expert load {w.get('since')} .. {w.get('until')} ({w.get('stage')})", ""]
-    out.append(f"{w.get('layers')} MoE layers, {w.get('experts')} experts, {w.get('ranks')} ranks; "
-               f"{len(w.get('days_with_data', []))} days with data, {w.get('tokens', 0):,} expert-tokens.")
+    stage = msg.get(f"expertload.stage.{w.get('stage')}", str(w.get("stage")))
+    out = ["## " + msg("expertload.md.title", since=w.get("since"), until=w.get("until"), stage=stage), ""]
+    out.append(msg("expertload.md.summary", layers=w.get("layers"), experts=w.get("experts"), ranks=w.get("ranks"),
+                   days=len(w.get("days_with_data", [])), tokens=f"{w.get('tokens', 0):,}"))
     miss = result.get("missing", {})
+    none = msg("expertload.md.none")
     if miss.get("days") or miss.get("rank_files"):
-        files = ", ".join(f"{m['day']} {m['stage']} rank {m['rank']}" for m in miss.get("rank_files", [])[:8])
-        out.append(f"Missing days: {_cell(', '.join(miss.get('days', [])) or 'none')}; missing rank files: {_cell(files or 'none')}.")
+        files = ", ".join(msg("expertload.warn.rank_file", day=m["day"], stage=m["stage"], rank=m["rank"])
+                          for m in miss.get("rank_files", [])[:8])
+        out.append(msg("expertload.md.missing", days=_cell(", ".join(miss.get("days", [])) or none), files=_cell(files or none)))
     if result.get("resets"):
-        out.append(f"Counter resets handled: {result['resets']}.")
+        out.append(msg("expertload.md.resets", n=result["resets"]))
     for note in result.get("notes", []):
-        out.append(f"Note: {_cell(note)}")
+        out.append(msg("expertload.md.note", note=_cell(note)))
     c = result.get("counting") or {}
     if c:
-        rep = f", {c['repeated']} repeated blocks skipped" if c.get("repeated") else ""
-        kinds = "; ".join(f"{n} {k}" for k, n in (c.get("first_windows") or {}).items())
-        out.append(f"Counted windows: {c['counted']:,} of {c['windows']:,} (one per dump block, {c['files']} files); "
-                   f"{c['not_counted']} not counted{rep}. First windows: {_cell(kinds or 'none')}.")
+        rep = msg("expertload.md.repeated", n=c["repeated"]) if c.get("repeated") else ""
+        kinds = msg("expertload.page.join").join(f"{n} {msg.get(f'expertload.first.{k}', k)}"
+                                                 for k, n in (c.get("first_windows") or {}).items())
+        out.append(msg("expertload.md.counted", counted=f"{c['counted']:,}", windows=f"{c['windows']:,}", files=c["files"],
+                       not_counted=c["not_counted"], repeated=rep, kinds=_cell(kinds or none)))
         nc = c.get("first_windows_not_counted") or []
         for x in nc[:8]:
-            out.append(f"- not counted: {_cell(x['path'])} ({x['day']} {x['stage']} rank {x['rank']}): "
-                       f"{_cell(x['first'])}, {_cell(x['why'])}")
+            out.append("- " + msg("expertload.md.not_counted", path=_cell(x["path"]), day=x["day"], stage=x["stage"],
+                                  rank=x["rank"], first=_cell(msg.get(f"expertload.first.{x['first']}", x["first"])),
+                                  why=_cell(x["why"])))
         if len(nc) > 8:
-            out.append(f"- … and {len(nc) - 8} more first windows not counted (see the JSON report)")
-        out.append(f"Counting rule: {_cell(c.get('rule'))}")
+            out.append("- " + msg("expertload.md.more_not_counted", n=len(nc) - 8))
+        out.append(msg("expertload.md.rule", rule=_cell(c.get("rule"))))
     rec = result.get("recommendation", {})
     if "before" in rec:
         b, a = rec["before"], rec["after"]
-        out += ["", "**Rank max/mean** (per layer; mean over layers / worst layer): "
-                f"now (current placement, {rec.get('current_redundant_experts', 0)} redundant experts, measured) "
-                f"{_f(b['max_over_mean_layer_mean'])} / {_f(b['max_over_mean_worst_layer'])} → "
-                f"with the suggested map (estimated) {_f(a['max_over_mean_layer_mean'])} / {_f(a['max_over_mean_worst_layer'])} "
-                f"({rec['redundant_experts']} redundant experts, {rec['slots_per_rank']} slots per rank, target {rec['target']}"
-                f"{'' if rec['reached'] else ', not reached'})."]
+        out += ["", msg("expertload.md.ratios", now=rec.get("current_redundant_experts", 0),
+                        before_mean=_f(b["max_over_mean_layer_mean"]), before_worst=_f(b["max_over_mean_worst_layer"]),
+                        after_mean=_f(a["max_over_mean_layer_mean"]), after_worst=_f(a["max_over_mean_worst_layer"]),
+                        n=rec["redundant_experts"], slots=rec["slots_per_rank"], target=rec["target"],
+                        reached="" if rec["reached"] else msg("expertload.md.not_reached"))]
         tried = rec.get("tried") or []
         if tried:
-            out += ["", "| placement | redundant experts | mean over layers | worst layer |", "|---|---:|---:|---:|",
-                    f"| current placement, measured | {rec.get('current_redundant_experts', 0)} | "
+            cols = [msg(f"expertload.col.{k}") for k in ("placement", "redundant")] + [
+                msg("expertload.fig.mean_over_layers"), msg("expertload.fig.worst_layer")]
+            out += ["", "| " + " | ".join(cols) + " |", "|---|---:|---:|---:|",
+                    f"| {_cell(msg('expertload.kpi.now_placement'))} | {rec.get('current_redundant_experts', 0)} | "
                     f"{_f(b['max_over_mean_layer_mean'], '{:.3f}')} | {_f(b['max_over_mean_worst_layer'], '{:.3f}')} |"]
-            out += [f"| suggested map, re-arranged (estimated) | {t['redundant_experts']} | "
+            out += [f"| {_cell(msg('expertload.md.suggested_row'))} | {t['redundant_experts']} | "
                     f"{_f(t['max_over_mean_layer_mean'], '{:.3f}')} | {_f(t['max_over_mean_worst_layer'], '{:.3f}')} |" for t in tried]
-            out += ["", "(The suggested rows re-arrange the experts; that is why one with as many redundant experts as now "
-                       "is lower than the current placement. All rows: rank max/mean per layer.)"]
+            out += ["", msg("expertload.md.suggested_note")]
     summ = result.get("summary") or {}
     if summ.get("previous_week_rank_max_over_mean_layer_mean") is not None:
-        out.append(f"Previous week: {_f(summ['previous_week_rank_max_over_mean_layer_mean'])} / "
-                   f"{_f(summ['previous_week_rank_max_over_mean_worst_layer'])} (mean over layers / worst layer).")
+        out.append(msg("expertload.md.previous_week", mean=_f(summ["previous_week_rank_max_over_mean_layer_mean"]),
+                       worst=_f(summ["previous_week_rank_max_over_mean_worst_layer"])))
     if summ.get("layers_over_target"):
-        out.append(f"Layers over the target: {', '.join(map(str, summ['layers_over_target']))}.")
+        out.append(msg("expertload.md.over_target", layers=", ".join(map(str, summ["layers_over_target"]))))
     hot = result.get("hot_experts", [])
     if hot:
-        out += ["", "| layer | expert | load/mean | share | ranks | prefill | decode | days hot | prev. week |",
+        cols = ("layer", "expert", "load_over_mean", "share", "ranks", "prefill", "decode", "days_hot", "previous")
+        out += ["", "| " + " | ".join(msg(f"expertload.col.{c}") for c in cols) + " |",
                 "|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
         for h in hot:
-            out.append(f"| {h['layer']} | {h['expert']} | {_f(h['load_over_mean'])} | {_f(h['share'] * 100 if h['share'] is not None else None, '{:.2f}%')} | "
+            out.append(f"| {h['layer']} | {h['expert']} | {_f(h['load_over_mean'])} | "
+                       f"{_f(h['share'] * 100 if h['share'] is not None else None, '{:.2f}%')} | "
                        f"{_cell(', '.join(map(str, h['ranks'])))} | {h['prefill_tokens']:,} | {h['decode_tokens']:,} | "
                        f"{h['days_hot']}/{h['days_seen']} | {_f(h['previous_load_over_mean'])} |")
     over = result.get("over_threshold", [])
     if over:
-        out += ["", f"{len(over)} day×layer cells over the target rank max/mean {rec.get('target')}."]
+        out += ["", msg("expertload.md.over_cells", n=len(over), target=rec.get("target"))]
     return "\n".join(out) + "\n"

@@ -99,11 +99,23 @@ def datetime_from_parts(year, month, day, hour, minute, second, frac) -> pl.Expr
 
 
 def full_date_expr(col: str = "text") -> pl.Expr:
-    """The first full (year-carrying) date in ``col``, or null."""
-    groups = pl.col(col).str.extract_groups(dfa_safe(FULL_DATE))
-    f = groups.struct.field
+    """The first full (year-carrying) date in ``col``, or null.
+
+    The regex runs once per batch of rows and its groups are materialised before the date is built: as one
+    expression, each of the dozen references to a group field re-ran the extraction (polars does not share
+    it), which made dating a text of no known kind run at 20 MB/s."""
+    return pl.col(col).map_batches(_full_dates, return_dtype=pl.Datetime("us"), is_elementwise=True)
+
+
+_FULL_DATE_SAFE = dfa_safe(FULL_DATE)
+
+
+def _full_dates(texts: pl.Series) -> pl.Series:
+    groups = texts.str.extract_groups(_FULL_DATE_SAFE).struct.unnest()
+    f = pl.col
     frac = pl.when(f("8").is_not_null() & (f("7").str.len_chars() == 3)).then(f("7") + f("8")).otherwise(f("7"))
-    return datetime_from_parts(f("1"), f("2"), f("3"), f("4"), f("5"), f("6"), frac)
+    stamp = datetime_from_parts(f("1"), f("2"), f("3"), f("4"), f("5"), f("6"), frac)
+    return groups.select(stamp.alias(texts.name)).to_series()
 
 
 def code_expr(col: str = "message") -> pl.Expr:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from diagnose.messages import Messages, messages
+
 
 def _fmt(v: float | None) -> str:
     if v is None:
@@ -15,18 +17,20 @@ def _fmt(v: float | None) -> str:
 
 
 
-_HEAD = {
-    "en": ("metric", "scope", "baseline", "this run", "change", "verdict", "Comparison with the baseline",
-           "Benchmark and accuracy results (no --baseline)"),
-    "zh": ("指标", "范围", "基线", "本次", "变化", "结论", "与基线对比", "压测与精度结果（未指定 --baseline）"),
-}
+_COLUMNS = ("metric", "scope", "baseline", "this", "change", "verdict")
 
 
-def _title(rows: list[dict[str, Any]], head: tuple[str, ...]) -> str:
-    return head[6] if any(r.get("baseline") is not None for r in rows) else head[7]
+def _title(rows: list[dict[str, Any]], msg: Messages) -> str:
+    with_baseline = any(r.get("baseline") is not None for r in rows)
+    return msg("comparison.title" if with_baseline else "comparison.title_no_baseline")
 
 
-def table_cells(rows: list[dict[str, Any]]) -> list[list[str]]:
+def _head(msg: Messages) -> list[str]:
+    return [msg(f"comparison.col.{c}") for c in _COLUMNS]
+
+
+def table_cells(rows: list[dict[str, Any]], msg: Messages | None = None) -> list[list[str]]:
+    msg = msg or messages("en")
     out = []
     for r in rows:
         unit = {"%": "%", "pt": " pt"}.get(r["unit"], "")
@@ -34,8 +38,8 @@ def table_cells(rows: list[dict[str, Any]]) -> list[list[str]]:
         if r["unit"] == "" and r.get("change") is not None:
             change = f"{r['change']:+g}"
         tol = r.get("tolerance")
-        verdict = r["verdict"]
-        if verdict in ("regressed", "ok", "improved") and tol is not None:
+        verdict = msg.get(f"comparison.verdict.{r['verdict']}", r["verdict"])
+        if r["verdict"] in ("regressed", "ok", "improved") and tol is not None:
             verdict += f" (±{_fmt(tol)}{unit})"
         out.append([r["metric"], r.get("scope") or "-", _fmt(r.get("baseline")), _fmt(r.get("this")), change, verdict])
     return out
@@ -46,11 +50,11 @@ def comparison_markdown(report, lang: str = "en") -> str:
     rows = getattr(report, "comparisons", None) or []
     if not rows:
         return ""
-    head = _HEAD.get(lang, _HEAD["en"])
-    out = [f"### {_title(rows, head)}", "", "| " + " | ".join(head[:6]) + " |", "|" + "---|" * 6]
-    for cells in table_cells(rows):
+    msg = messages(lang)
+    out = [f"### {_title(rows, msg)}", "", "| " + " | ".join(_head(msg)) + " |", "|" + "---|" * 6]
+    for r, cells in zip(rows, table_cells(rows, msg)):
         cells = [c.replace("|", "\\|") for c in cells]
-        if cells[5].startswith("regressed"):
+        if r["verdict"] == "regressed":
             cells[5] = f"**{cells[5]}**"
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
@@ -65,11 +69,11 @@ def comparison_table(report, lang: str = "en"):
     from rich.table import Table
     from rich.text import Text
 
-    head = _HEAD.get(lang, _HEAD["en"])
-    table = Table(title=_title(rows, head), box=box.SIMPLE_HEAVY, title_justify="left", expand=False, pad_edge=False)
+    msg = messages(lang)
+    table = Table(title=_title(rows, msg), box=box.SIMPLE_HEAVY, title_justify="left", expand=False, pad_edge=False)
     # Numbers are never wrapped (a value split over two lines reads as two values); at 80 columns the scope
     # gives way (cut with an ellipsis) and the verdict wraps at its words.
-    for i, name in enumerate(head[:6]):
+    for i, name in enumerate(_head(msg)):
         if i == 1:
             table.add_column(name, max_width=24, min_width=8, overflow="ellipsis")
         elif i == 5:
@@ -77,6 +81,6 @@ def comparison_table(report, lang: str = "en"):
         else:
             table.add_column(name, justify="right" if 2 <= i <= 4 else "left", no_wrap=True)
     style = {"regressed": "bold red", "improved": "green", "not comparable": "yellow", "missing in this run": "yellow"}
-    for r, cells in zip(rows, table_cells(rows)):
+    for r, cells in zip(rows, table_cells(rows, msg)):
         table.add_row(*cells[:5], Text(cells[5], style=style.get(r["verdict"], "")))
     return table

@@ -11,33 +11,35 @@ from __future__ import annotations
 from collections import Counter
 
 from diagnose.coverage import lines_for
+from diagnose.messages import Messages, messages
 from diagnose.model import Report
 from diagnose.report.sarif import primary_location
 from diagnose.report.text import clean
 
 
 def render(report: Report, lang: str = "en", **_options) -> str:
+    msg = messages(lang)
     out = []
     for f in report.findings:
         file, line = primary_location(f, report)
-        cause = f" (← {f.caused_by})" if f.caused_by else ""
-        out.append(f"{clean(file)}:{line}: {f.severity} {f.rule_id} {clean(f.title)}{cause}")
+        cause = msg("concise.because", rule=f.caused_by) if f.caused_by else ""
+        out.append(f"{clean(file)}:{line}: {msg.severity(f.severity)} {f.rule_id} {clean(f.title)}{cause}")
     for _, text in lines_for(report, lang):
         out.append(f"diagnose: {clean(text)}")
     for err in report.errors:
-        out.append(f"diagnose: internal error (the run is incomplete): {clean(err)}")
-    out.append(_summary(report))
+        out.append("diagnose: " + msg("concise.internal_error", error=clean(err)))
+    out.append(_summary(report, msg))
     return "\n".join(out) + "\n"
 
 
-def _summary(report: Report) -> str:
+def _summary(report: Report, msg: Messages) -> str:
     sev = Counter(f.severity for f in report.findings)
-    parts = [f"{sev[s]} {s}" for s in ("critical", "error", "warning", "info") if sev[s]]
+    parts = [f"{sev[s]} {msg.severity(s)}" for s in ("critical", "error", "warning", "info") if sev[s]]
     n = len(report.findings)
-    text = f"Found {n} finding{'s' if n != 1 else ''} ({', '.join(parts)})" if n else "No findings"
+    text = msg("concise.found", n=n, severities=msg("concise.list_join").join(parts)) if n else msg("concise.none")
     unknown = len(report.unrecognised) + (report.unrecognised_more or 0)
     if unknown:
-        text += f"; {unknown} unrecognised error signature{'s' if unknown != 1 else ''} (see the text or JSON report)"
+        text += msg("concise.unrecognised", n=unknown)
     if (report.verdict or {}).get("kind") == "nothing-analysed":
-        text += "; nothing was analysed"
-    return text + "."
+        text += msg("concise.nothing")
+    return text + msg("concise.full_stop")

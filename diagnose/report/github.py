@@ -10,7 +10,9 @@ command is a single line, so log text cannot start a command of its own.
 
 from __future__ import annotations
 
+from diagnose.messages import messages
 from diagnose.model import SEVERITY_RANK, Report
+from diagnose.report.reasons import input_note, skip_reason
 from diagnose.report.sarif import primary_location, relative_path
 
 KINDS = {"critical": "error", "error": "error", "warning": "warning", "info": "notice"}
@@ -31,7 +33,9 @@ def command(kind: str, message: str, **props) -> str:
     return f"::{kind}{' ' + items if items else ''}::{escape_data(message)}"
 
 
-def annotations(report: Report, paths: list[str] | None = None, max_per_kind: int = MAX_PER_KIND) -> list[str]:
+def annotations(report: Report, paths: list[str] | None = None, max_per_kind: int = MAX_PER_KIND,
+                lang: str = "en") -> list[str]:
+    msg = messages(lang)
     order = sorted(range(len(report.findings)), key=lambda i: (-SEVERITY_RANK[report.findings[i].severity], i))
     used = {"error": 0, "warning": 0, "notice": 0}
     lines = []
@@ -46,29 +50,29 @@ def annotations(report: Report, paths: list[str] | None = None, max_per_kind: in
         file, line = primary_location(f, report)
         message = f.summary or f.title
         if f.caused_by:
-            message += f" (likely a consequence of {f.caused_by})"
+            message += msg("github.because", rule=f.caused_by)
         if f.remediation:
-            message += "\n\nWhat to do:\n" + f.remediation.strip()
+            message += "\n\n" + msg("github.fix") + "\n" + f.remediation.strip()
         if len(message) > MAX_MESSAGE:
             message = message[: MAX_MESSAGE - 1] + "…"
         lines.append(command(kind, message, file=relative_path(file, paths), line=str(line),
                              title=f"{f.rule_id} {f.title}"))
     if report.incomplete and used["error"] < max_per_kind:
         used["error"] += 1
-        lines.append(command("error", "diagnose: the diagnosis is incomplete (a parser or rule failed); "
-                                      "see the report's errors", title="diagnose incomplete"))
+        lines.append(command("error", msg("github.incomplete"), title=msg("github.incomplete_title")))
     coverage = report.coverage or {}
     if coverage.get("status") in ("nothing-analysed", "partial"):
         # A run that analysed nothing is an error, partial coverage a warning (diagnose/coverage.py); files
         # read only in part are listed here, the inputs not read below.
         kind = "error" if coverage["status"] == "nothing-analysed" else "warning"
-        in_part = [f"{relative_path(i['path'], paths)}: read in part: {i['reason']}"
+        in_part = [msg("github.read_in_part", path=relative_path(i["path"], paths), reason=input_note(i["reason"], msg))
                    for i in coverage.get("incomplete") or []]
         if used[kind] < max_per_kind:
             used[kind] += 1
-            listed = "".join(f"\n{x}" for x in in_part[:5]) + (f"\n… {len(in_part) - 5} more" if len(in_part) > 5 else "")
-            lines.append(command(kind, coverage["text"] + listed,
-                                 title="diagnose: " + coverage["status"].replace("-", " ")))
+            listed = "".join(f"\n{x}" for x in in_part[:5]) + ("\n… " + msg("github.more", n=len(in_part) - 5)
+                                                               if len(in_part) > 5 else "")
+            title = msg("github.nothing_title" if coverage["status"] == "nothing-analysed" else "github.partial_title")
+            lines.append(command(kind, coverage["text"] + listed, title=title))
     if report.skipped:
         # Inputs that were not read must not pass silently: a warning when a limit, a corrupt archive or an
         # access problem stopped the reading, a notice when only binary or special files were left out.
@@ -77,17 +81,16 @@ def annotations(report: Report, paths: list[str] | None = None, max_per_kind: in
         if used[kind] < max_per_kind:
             used[kind] += 1
             shown = serious or report.skipped
-            listed = "\n".join(f"{relative_path(s.path, paths)}: {s.reason}" for s in shown[:5])
-            more = f"\n… {len(shown) - 5} more" if len(shown) > 5 else ""
-            lines.append(command(kind, f"{len(report.skipped)} inputs were not read:\n{listed}{more}",
-                                 title="diagnose: inputs skipped"))
+            listed = "\n".join(f"{relative_path(s.path, paths)}: {skip_reason(s.reason, msg)}" for s in shown[:5])
+            more = "\n… " + msg("github.more", n=len(shown) - 5) if len(shown) > 5 else ""
+            lines.append(command(kind, msg("github.skipped", n=len(report.skipped)) + f"\n{listed}{more}",
+                                 title=msg("github.skipped_title")))
     if dropped and used["notice"] < max_per_kind:
-        lines.append(command("notice", f"{dropped} more findings were not annotated (GitHub shows at most "
-                                       f"{max_per_kind} of each kind); see the job summary or the JSON report",
-                             title="diagnose"))
+        lines.append(command("notice", msg("github.dropped", n=dropped, max_per_kind=max_per_kind), title="diagnose"))
     return lines
 
 
-def render(report: Report, paths: list[str] | None = None, max_per_kind: int = MAX_PER_KIND, **_options) -> str:
-    lines = annotations(report, paths, max_per_kind)
+def render(report: Report, paths: list[str] | None = None, max_per_kind: int = MAX_PER_KIND, lang: str = "en",
+           **_options) -> str:
+    lines = annotations(report, paths, max_per_kind, lang)
     return "".join(line + "\n" for line in lines)

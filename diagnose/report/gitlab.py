@@ -17,25 +17,28 @@ import hashlib
 import json
 
 from diagnose.coverage import NOTHING, PARTIAL
+from diagnose.messages import Messages, messages
 from diagnose.model import Report
+from diagnose.report.reasons import input_note, skip_reason
 from diagnose.report.sarif import fingerprint, primary_location, relative_path
 
 SEVERITY = {"info": "info", "warning": "minor", "error": "major", "critical": "critical"}
 MAX_DESCRIPTION = 2000
 
 
-def render(report: Report, paths: list[str] | None = None, **_options) -> str:
+def render(report: Report, paths: list[str] | None = None, lang: str = "en", **_options) -> str:
+    msg = messages(lang)
     issues = []
     for f in report.findings:
         file, line = primary_location(f, report)
         path = relative_path(file, paths)
-        text = f"{f.rule_id} {f.title}: {f.summary}" if f.summary else f"{f.rule_id} {f.title}"
+        text = msg("gitlab.finding", rule=f.rule_id, title=f.title, summary=f.summary) if f.summary else f"{f.rule_id} {f.title}"
         if f.caused_by:
-            text += f" (likely a consequence of {f.caused_by})"
+            text += msg("gitlab.because", rule=f.caused_by)
         anchor = f.evidence[0].text if f.evidence else f.summary
         issues.append(_issue(text, f.rule_id, fingerprint(f.rule_id, path, anchor), SEVERITY.get(f.severity, "major"),
                              path, line))
-    issues += _run_issues(report, paths)
+    issues += _run_issues(report, paths, msg)
     seen: dict[str, int] = {}
     for issue in issues:  # GitLab merges issues with one fingerprint: keep every one apart
         fp = issue["fingerprint"]
@@ -53,7 +56,7 @@ def _issue(description: str, check: str, fp: str, severity: str, path: str, line
             "location": {"path": path, "lines": {"begin": max(1, int(line or 1))}}}
 
 
-def _run_issues(report: Report, paths: list[str] | None) -> list[dict]:
+def _run_issues(report: Report, paths: list[str] | None, msg: Messages) -> list[dict]:
     """What the run itself says: nothing analysed, partial coverage, internal errors."""
     cov = report.coverage or {}
     first = (cov.get("incomplete") or cov.get("not_read") or [{}])[0].get("path")
@@ -61,12 +64,13 @@ def _run_issues(report: Report, paths: list[str] | None) -> list[dict]:
     out = []
     status = cov.get("status")
     if status in (NOTHING, PARTIAL):
-        listed = [f"{i['path']}: {i['reason']}" for i in (cov.get("incomplete") or []) + (cov.get("not_read") or [])]
-        text = cov["text"] + (" " + "; ".join(listed[:10]) if listed else "")
+        listed = [f"{i['path']}: {input_note(i['reason'], msg)}" for i in cov.get("incomplete") or []]
+        listed += [f"{i['path']}: {skip_reason(i['reason'], msg)}" for i in cov.get("not_read") or []]
+        text = cov["text"] + (" " + msg("gitlab.list_join").join(listed[:10]) if listed else "")
         check = "diagnose/nothing-analysed" if status == NOTHING else "diagnose/partial-coverage"
         out.append(_issue(text, check, _digest(check, where), "blocker" if status == NOTHING else "major", where, 1))
     if report.errors:
-        text = "The diagnosis is incomplete: a parser or rule failed internally. " + "; ".join(report.errors[:5])
+        text = msg("gitlab.incomplete") + " " + "; ".join(report.errors[:5])
         out.append(_issue(text, "diagnose/incomplete", _digest("diagnose/incomplete", where), "blocker", where, 1))
     return out
 

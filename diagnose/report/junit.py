@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from diagnose.messages import Messages, messages
 from diagnose.model import SEVERITY_RANK, Finding, Report
+from diagnose.report.reasons import input_note, skip_reason
 from diagnose.report.sarif import relative_path
 
 NO_NODE = "-"
@@ -40,7 +42,10 @@ def node_names(report: Report) -> list[str]:
 
 
 def render(report: Report, fail_on: str = "error", paths: list[str] | None = None, allow_empty: bool = False,
-           allow_partial: bool = False, **_options) -> str:
+           allow_partial: bool = False, lang: str = "en", **_options) -> str:
+    """Names (suites, classnames, testcase names) are identifiers and stay the same in every language, so a
+    dashboard's history does not break when the language changes; messages and bodies are translated."""
+    msg = messages(lang)
     floor = SEVERITY_RANK.get(fail_on, SEVERITY_RANK["error"])
     nodes = node_names(report)
     single = nodes == [NO_NODE]
@@ -78,11 +83,12 @@ def render(report: Report, fail_on: str = "error", paths: list[str] | None = Non
                         case.set("file", xml_text(relative_path(first.file, paths)))
                     fail = ET.SubElement(case, "failure", message=xml_text(_one_line(f.summary or f.title)),
                                          type=f.severity)
-                    fail.text = xml_text(_body(failing, node, file_node, paths))
+                    fail.text = xml_text(_body(failing, node, file_node, paths, msg))
                     counts["failures"] += 1
                 elif findings:
                     out = ET.SubElement(case, "system-out")
-                    out.text = xml_text(f"below --fail-on {fail_on}:\n" + _body(findings, node, file_node, paths))
+                    out.text = xml_text(msg("junit.below", fail_on=fail_on) + "\n"
+                                        + _body(findings, node, file_node, paths, msg))
         _set_counts(suite, counts)
         for k in totals:
             totals[k] += counts[k]
@@ -90,19 +96,19 @@ def render(report: Report, fail_on: str = "error", paths: list[str] | None = Non
     suite = ET.SubElement(root, "testsuite", name="diagnose.input")
     counts = {"tests": 1, "failures": 0, "errors": 0, "skipped": 0}
     case = ET.SubElement(suite, "testcase", classname="diagnose.input", name="inputs read")
-    lines = [f"read {len(report.inputs)} files, {sum(i.lines for i in report.inputs)} lines"]
-    lines += [f"read in part {i['path']}: {i['reason']}" for i in (report.coverage or {}).get("incomplete", [])[:500]]
-    lines += [f"skipped {s.path}: {s.reason}" for s in report.skipped[:500]]
+    lines = [msg("junit.read", files=len(report.inputs), lines=sum(i.lines for i in report.inputs))]
+    lines += [msg("junit.read_in_part", path=i["path"], reason=input_note(i["reason"], msg))
+              for i in (report.coverage or {}).get("incomplete", [])[:500]]
+    lines += [msg("junit.skipped", path=s.path, reason=skip_reason(s.reason, msg)) for s in report.skipped[:500]]
     if len(report.skipped) > 500:
-        lines.append(f"... {len(report.skipped) - 500} more skipped (see the JSON report)")
+        lines.append(msg("junit.more_skipped", n=len(report.skipped) - 500))
     ET.SubElement(case, "system-out").text = xml_text("\n".join(lines))
     counts["tests"] += _coverage_case(suite, report, allow_empty, allow_partial, counts)
     if report.errors:
         counts["tests"] += 1
         counts["errors"] += 1
         case = ET.SubElement(suite, "testcase", classname="diagnose.input", name="run complete")
-        err = ET.SubElement(case, "error", message="the diagnosis is incomplete: a parser or rule failed",
-                            type="internal-error")
+        err = ET.SubElement(case, "error", message=msg("junit.incomplete"), type="internal-error")
         err.text = xml_text("\n".join(report.errors))
     _set_counts(suite, counts)
     for k in totals:
@@ -141,24 +147,24 @@ def _one_line(text: str) -> str:
     return text if len(text) <= 300 else text[:299] + "…"
 
 
-def _body(findings: list[Finding], node: str, file_node: dict, paths) -> str:
+def _body(findings: list[Finding], node: str, file_node: dict, paths, msg: Messages) -> str:
     parts = []
     for f in findings:
-        parts.append(f"[{f.severity.upper()}] {f.rule_id} {f.name}: {f.title}")
+        parts.append(f"[{msg.severity(f.severity).upper()}] {f.rule_id} {f.name}: {f.title}")
         parts.append(f.summary)
         if f.caused_by:
-            parts.append(f"likely a consequence of {f.caused_by}")
+            parts.append(msg("junit.because", rule=f.caused_by))
         evidence = [e for e in f.evidence if node == NO_NODE or file_node.get(e.file) in (node, None)]
         evidence = evidence or f.evidence
         if evidence:
             parts.append("")
-            parts.append("Evidence:")
+            parts.append(msg("junit.evidence"))
             for e in evidence:
                 parts.append(f"  {relative_path(e.file, paths)}:{e.line}: {e.text[:1000]}")
         if f.remediation:
             parts.append("")
-            parts.append("What to do:")
+            parts.append(msg("junit.fix"))
             parts.append(f.remediation.strip())
         parts.append("")
     body = "\n".join(parts).rstrip() + "\n"
-    return body if len(body) <= MAX_BODY else body[:MAX_BODY] + "\n… (truncated; see the JSON report)\n"
+    return body if len(body) <= MAX_BODY else body[:MAX_BODY] + "\n… " + msg("junit.truncated") + "\n"

@@ -28,7 +28,9 @@ from urllib.parse import quote
 from diagnose import __version__
 from diagnose.coverage import NOTHING, PARTIAL, nothing_analysed
 from diagnose.fingerprint import of_findings
+from diagnose.messages import Messages, messages
 from diagnose.model import Finding, Report
+from diagnose.report.reasons import input_note, skip_reason
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"critical": "error", "error": "error", "warning": "warning", "info": "note"}
@@ -135,7 +137,7 @@ def rule_entries(report: Report, catalog=None, lang: str = "en") -> list[dict]:
         title = brief.get("title") or rid
         description = (rule.text("description", lang).strip() if rule else "") or title
         remediation = help_from_findings.get(rid) or (rule.text("remediation", lang).strip() if rule else "")
-        remediation = remediation.strip() or f"See `diagnose rules show {rid}`."
+        remediation = remediation.strip() or messages(lang)("sarif.see_rule", rule=rid)
         entry = {
             "id": rid,
             "name": brief.get("name") or rid,
@@ -154,6 +156,7 @@ def rule_entries(report: Report, catalog=None, lang: str = "en") -> list[dict]:
 
 def build(report: Report, paths: list[str] | None = None, catalog=None, lang: str = "en") -> dict:
     rules = rule_entries(report, catalog, lang)
+    msg = messages(lang)
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = []
     missing = [f for f in report.findings if not f.fingerprint]  # reports not built by the pipeline
@@ -167,7 +170,7 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
             "ruleId": f.rule_id,
             "ruleIndex": index[f.rule_id],
             "level": LEVELS.get(f.severity, "warning"),
-            "message": {"text": _message(f)},
+            "message": {"text": _message(f, msg)},
             "locations": [location],
             "partialFingerprints": {FINGERPRINT_KEY: fingerprint(f.rule_id, uri, anchor_text),
                                     FINDING_KEY: f.fingerprint or computed[id(f)]},
@@ -188,18 +191,18 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
         for i, ev in enumerate(f.evidence[1:MAX_RELATED + 1], 1):
             loc = _location(relative_uri(ev.file, paths), max(1, int(ev.line or 1)), ev.text)
             loc["id"] = i
-            loc["message"] = {"text": f"evidence {i + 1}"}
+            loc["message"] = {"text": msg("sarif.evidence", n=i + 1)}
             related.append(loc)
         if related:
             result["relatedLocations"] = related
         results.append(result)
     notifications = [
-        {"level": "warning", "message": {"text": f"skipped {s.path}: {s.reason}"},
+        {"level": "warning", "message": {"text": msg("sarif.skipped", path=s.path, reason=skip_reason(s.reason, msg))},
          "descriptor": {"id": "input-skipped"}}
         for s in report.skipped
     ] + [
         {"level": "error", "message": {"text": e}, "descriptor": {"id": "internal-error"}} for e in report.errors
-    ] + _coverage_notifications(report)
+    ] + _coverage_notifications(report, msg)
     # A run that analysed nothing did not execute its analysis (diagnose/coverage.py); partial coverage is a
     # warning notification and a property of the invocation.
     invocation = {"executionSuccessful": not report.incomplete and not nothing_analysed(report)}
@@ -227,13 +230,13 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
     }
 
 
-def _coverage_notifications(report: Report) -> list[dict]:
+def _coverage_notifications(report: Report, msg: Messages) -> list[dict]:
     cov = report.coverage or {}
     if cov.get("status") not in (NOTHING, PARTIAL):
         return []
     out = [{"level": "error" if cov["status"] == NOTHING else "warning", "message": {"text": cov["text"]},
             "descriptor": {"id": cov["status"]}}]
-    out += [{"level": "warning", "message": {"text": f"read in part {i['path']}: {i['reason']}"},
+    out += [{"level": "warning", "message": {"text": msg("sarif.read_in_part", path=i["path"], reason=input_note(i["reason"], msg))},
              "descriptor": {"id": "input-incomplete"}} for i in cov.get("incomplete") or []]
     return out
 
@@ -245,10 +248,10 @@ def _location(uri: str, line: int, snippet: str | None) -> dict:
     return {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}
 
 
-def _message(f: Finding) -> str:
-    text = f"{f.title}: {f.summary}" if f.summary else f.title
+def _message(f: Finding, msg: Messages) -> str:
+    text = msg("sarif.message", title=f.title, summary=f.summary) if f.summary else f.title
     if f.caused_by:
-        text += f" (likely a consequence of {f.caused_by})"
+        text += msg("sarif.because", rule=f.caused_by)
     return text
 
 

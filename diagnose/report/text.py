@@ -18,8 +18,10 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from diagnose.messages import Messages, messages
 from diagnose.model import Finding, Report
-from diagnose.report.textlayout import Hanging, Heading, Trimmed, clean, counted
+from diagnose.report.reasons import input_note, skip_reason
+from diagnose.report.textlayout import Hanging, Heading, Trimmed, clean
 from diagnose.report.triage_note import new_mark, triage_note
 
 SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -28,56 +30,37 @@ VERDICT_STYLE = {"root-cause": "bold", "no-known-cause": "bold yellow", "notes":
 EVIDENCE_CHARS = 400  # of one evidence line; the JSON report has it whole
 INDENT = 3  # the details of a finding, under its heading
 
-# Nouns that count are (singular, plural); Chinese uses one form.
-_LABELS = {
-    "en": {
-        "read": "Read", "files": ("file", "files"), "lines": ("line", "lines"), "raw": "kept raw",
-        "findings": "Findings", "none": "No findings.", "evidence": "Evidence", "fix": "What to do",
-        "because": "because of", "seen": "seen", "once": "seen once", "times": ("time", "times"), "first": "first",
-        "skipped": "Skipped", "errors": "Internal errors (the run is incomplete)", "refs": "References",
-        "more": "more (see --format json)", "in_part": "Read in part",
-    },
-    "zh": {
-        "read": "已读取", "files": ("个文件", "个文件"), "lines": ("行", "行"), "raw": "未解析（保留原文）",
-        "findings": "发现的问题", "none": "未发现问题。", "evidence": "证据", "fix": "处理建议",
-        "because": "起因", "seen": "出现", "once": "出现 1 次", "times": ("次", "次"), "first": "首次",
-        "skipped": "已跳过", "errors": "内部错误（结果不完整）", "refs": "参考",
-        "more": "条未列出（见 --format json）", "in_part": "只读取了一部分",
-    },
-}
-
-
 def render(report: Report, color: bool = False, width: int = 100, lang: str = "en", **_options) -> str:
     out = io.StringIO()
     console = Console(
         file=out, force_terminal=color, no_color=not color, color_system="standard" if color else None,
         width=width, highlight=False, emoji=False, markup=False, legacy_windows=False,
     )
-    lab = _LABELS.get(lang, _LABELS["en"])
+    msg = messages(lang)
     if report.verdict:
         console.print(Hanging(clean(report.verdict["text"]), 0, 2,
                               style=VERDICT_STYLE.get(report.verdict["kind"], "")))
     coverage = getattr(report, "coverage", None) or {}
     if coverage.get("status") == "partial":  # diagnose/coverage.py: a clean list covers only what was read
         console.print(Hanging(clean(coverage["text"]), 0, 2, style="bold yellow"))
-    console.print(Hanging(_inputs_line(report, lab, lang), 0, 2, style="dim"))
-    note = triage_note(report, lang)  # new/known since a findings baseline; suppressed by the configuration
+    console.print(Hanging(_inputs_line(report, msg), 0, 2, style="dim"))
+    note = triage_note(report, msg)  # new/known since a findings baseline; suppressed by the configuration
     if note:
         console.print(Hanging(note, 0, 2, style="dim"))
     if report.findings:
         console.print()
-        console.print(Text(f"{lab['findings']} ({len(report.findings)})", style="bold"))
-        console.print(_finding_list(report.findings, lab, lang))
+        console.print(Text(msg("text.findings", n=len(report.findings)), style="bold"))
+        console.print(_finding_list(report.findings, msg))
         for i, finding in enumerate(report.findings, 1):
             console.print()
-            console.print(_details(i, finding, lab))
+            console.print(_details(i, finding, msg))
     elif not report.verdict:
-        console.print(Text(lab["none"], style="green"))
+        console.print(Text(msg("text.none"), style="green"))
     if getattr(report, "unrecognised", None):  # errors no rule explains (diagnose/signatures.py)
         from diagnose.report.text_unrecognised import unrecognised
 
         console.print()
-        console.print(unrecognised(report, lang))
+        console.print(unrecognised(report, msg))
     if getattr(report, "comparisons", None):  # validation runs (diagnose/validation)
         from diagnose.report.comparison import comparison_table
 
@@ -86,21 +69,21 @@ def render(report: Report, color: bool = False, width: int = 100, lang: str = "e
     in_part = coverage.get("incomplete") or []
     if in_part:
         console.print()
-        console.print(Text(f"{lab['in_part']} ({len(in_part)}):", style="bold"))
+        console.print(Text(msg("text.in_part_head", n=len(in_part)), style="bold"))
         for item in in_part[:50]:
-            console.print(Hanging(f"{clean(item['path'])}: {clean(item['reason'])}", 2, 6))
+            console.print(Hanging(f"{clean(item['path'])}: {clean(input_note(item['reason'], msg))}", 2, 6))
         if len(in_part) > 50:
-            console.print(Text(f"  … {len(in_part) - 50} {lab['more']}"))
+            console.print(Text("  " + msg("text.more", n=len(in_part) - 50)))
     if report.skipped:
         console.print()
-        console.print(Text(f"{lab['skipped']} ({len(report.skipped)}):", style="bold"))
+        console.print(Text(msg("text.skipped_head", n=len(report.skipped)), style="bold"))
         for s in report.skipped[:50]:
-            console.print(Hanging(f"{clean(s.path)}: {clean(s.reason)}", 2, 6))
+            console.print(Hanging(f"{clean(s.path)}: {clean(skip_reason(s.reason, msg))}", 2, 6))
         if len(report.skipped) > 50:
-            console.print(Text(f"  … {len(report.skipped) - 50} {lab['more']}"))
+            console.print(Text("  " + msg("text.more", n=len(report.skipped) - 50)))
     if report.errors:
         console.print()
-        console.print(Text(lab["errors"] + ":", style="bold red"))
+        console.print(Text(msg("text.errors"), style="bold red"))
         for e in report.errors:
             console.print(Hanging(clean(e), 2, 6))
     text = out.getvalue()
@@ -108,74 +91,76 @@ def render(report: Report, color: bool = False, width: int = 100, lang: str = "e
     return text if color else "\n".join(line.rstrip() for line in text.split("\n"))
 
 
-def _inputs_line(report: Report, lab: dict, lang: str) -> str:
+def _inputs_line(report: Report, msg: Messages) -> str:
     kinds = Counter(i.kind for i in report.inputs)
     lines = sum(i.lines for i in report.inputs)
     raw = sum(i.raw_lines for i in report.inputs)
     kind_text = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
-    text = (f"{lab['read']} {counted(len(report.inputs), lab['files'])} ({kind_text or '-'}): "
-            f"{counted(lines, lab['lines'])}, {raw:,} {lab['raw']}")
-    if report.skipped:
-        text += f"; {len(report.skipped):,} {lab['skipped'].lower()}"
-    return text + ("" if lang == "zh" else ".")
+    skipped = msg("text.read_skipped", n=len(report.skipped)) if report.skipped else ""
+    return msg("text.read", files=msg("text.files", n=len(report.inputs)), kinds=kind_text or "-",
+               lines=msg("text.lines", n=lines), raw=raw, skipped=skipped)
 
 
-def _finding_list(findings: list[Finding], lab: dict, lang: str) -> Table:
+def _finding_list(findings: list[Finding], msg: Messages) -> Table:
     """One entry per finding: number, severity, rule and title; under the title, how often, where, when and
     what caused it. The title column takes the rest of the width and wraps at words."""
     grid = Table.grid(padding=(0, 1), expand=False)
     grid.add_column(justify="right", no_wrap=True)
-    grid.add_column(no_wrap=True, min_width=max(len(f.severity) for f in findings))
+    grid.add_column(no_wrap=True, min_width=max(Text(_severity(f, msg)).cell_len for f in findings))
     grid.add_column(no_wrap=True)
     grid.add_column(ratio=1, overflow="fold")
     for i, f in enumerate(findings, 1):
         body = Text()
-        mark = new_mark(f, lang)
+        mark = new_mark(f, msg)
         if mark:
             body.append(f"[{mark}] ", style="bold yellow")
         body.append(clean(f.title))
         body.append("\n")
-        body.append(" · ".join(_facts(f, lab, lang)), style="dim")
-        grid.add_row(f" {i}", Text(f.severity.upper(), style=SEVERITY_STYLE[f.severity]), f.rule_id, body)
+        body.append(" · ".join(_facts(f, msg)), style="dim")
+        grid.add_row(f" {i}", Text(_severity(f, msg), style=SEVERITY_STYLE[f.severity]), f.rule_id, body)
     return grid
 
 
-def _facts(f: Finding, lab: dict, lang: str) -> list[str]:
-    parts = [lab["once"] if f.count == 1 else f"{lab['seen']} {counted(f.count, lab['times'])}"]
+def _severity(f: Finding, msg: Messages) -> str:
+    return msg.severity(f.severity).upper()
+
+
+def _facts(f: Finding, msg: Messages) -> list[str]:
+    parts = [msg("text.seen_once") if f.count == 1 else msg("text.seen", n=f.count)]
     where = f.short_where(",")
     if where:
         parts.append(clean(where))
     if f.first_seen:
-        parts.append(f"{lab['first']} {f.first_seen.strftime('%m-%d %H:%M:%S')}")
+        parts.append(msg("text.first", when=f.first_seen.strftime("%m-%d %H:%M:%S")))
     if f.caused_by:
-        parts.append(f"{lab['because']} {f.caused_by}")
+        parts.append(msg("text.because", rule=f.caused_by))
     return parts
 
 
-def _details(i: int, f: Finding, lab: dict) -> Group:
+def _details(i: int, f: Finding, msg: Messages) -> Group:
     head = Text(f"{i}. ", style="bold")
-    head.append(f.severity.upper(), style=SEVERITY_STYLE[f.severity])
+    head.append(_severity(f, msg), style=SEVERITY_STYLE[f.severity])
     head.append(f" {f.rule_id} {f.name}", style="bold")
-    head.append(f" ({f.category})", style="dim")
+    head.append(msg("text.category", category=msg.category_id(f.category)), style="dim")
     parts: list = [Heading(head), Hanging(Text(clean(f.title), style="bold"), INDENT, INDENT)]
     if f.summary:
         parts.append(Hanging(clean(f.summary), INDENT, INDENT))
     if f.caused_by:
-        parts.append(Hanging(Text(f"{lab['because']} {f.caused_by}", style="italic"), INDENT, INDENT))
+        parts.append(Hanging(Text(msg("text.because", rule=f.caused_by), style="italic"), INDENT, INDENT))
     if f.evidence:
-        parts.append(Text(f"\n{' ' * INDENT}{lab['evidence']}:", style="bold"))
+        parts.append(Text(f"\n{' ' * INDENT}{msg('text.evidence')}", style="bold"))
         for e in f.evidence:
             line = Text()
             line.append(f"{clean(e.file)}:{e.line}: ", style="dim")
             line.append(clean(e.text)[:EVIDENCE_CHARS])
             parts.append(Hanging(line, INDENT + 2, INDENT + 6))
     if f.remediation:
-        parts.append(Text(f"\n{' ' * INDENT}{lab['fix']}:", style="bold"))
+        parts.append(Text(f"\n{' ' * INDENT}{msg('text.fix')}", style="bold"))
         parts.append(Padding(Trimmed(Markdown(f.remediation)), (0, 0, 0, INDENT + 1)))
     if f.references:
         parts.append(Text(""))
-        parts.append(Hanging(Text(f"{lab['refs']}: " + "; ".join(clean(r) for r in f.references), style="dim"),
-                             INDENT, INDENT + 2))
+        parts.append(Hanging(Text(msg("text.refs") + " " + msg("text.refs_join").join(clean(r) for r in f.references),
+                                  style="dim"), INDENT, INDENT + 2))
     return Group(*parts)
 
 

@@ -1,4 +1,4 @@
-"""Layout pieces of the terminal report: text with a hanging indent, a heading rule, counted nouns.
+"""Layout pieces of the terminal report: text with a hanging indent, a heading rule, trimmed blocks.
 
 Rich wraps a Text at word boundaries inside the width it is given; a hanging indent (first line at one
 column, the lines after it further in) is what makes a long log line or summary read as one item under its
@@ -104,11 +104,6 @@ def break_long_words(text: Text, longest: int, piece: int | None = None) -> Text
         prev = cut
     out.append_text(text[prev:])
     return out
-
-
-def counted(n: int, forms: tuple[str, str]) -> str:
-    """``1 file``, ``2 files``; Chinese nouns do not inflect (``forms`` are the same word then: ``2 个文件``)."""
-    return f"{n:,} {forms[0] if n == 1 else forms[1]}"
 
 
 class Trimmed:

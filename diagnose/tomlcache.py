@@ -1,10 +1,13 @@
-"""The built-in rule catalog's TOML, parsed once per content and kept as JSON in the user's cache folder.
+"""TOML files that ship with the program (the built-in rule catalog, the message catalog), parsed once per
+content and kept as JSON in the user's cache folder.
 
 Parsing some ninety rule files with their fixtures takes tomllib about 35 ms, a third of a small run's fixed
-cost; loading the same data as JSON takes 2 ms. The cache is keyed by a hash of every file's path and bytes,
+cost, and the message catalog 15 ms; loading the same data as JSON takes 2 ms. The cache is keyed by a hash of every file's path and bytes,
 so an edited rule is parsed again; it is best effort: a cache that cannot be read or written is ignored.
 ``DIAGNOSE_CACHE_DIR`` moves it (default ``$XDG_CACHE_HOME/diagnose``, else ``~/.cache/diagnose``); set it
-to an empty value to turn it off. Only the built-in catalog is cached: a user's rule files are read every run.
+to an empty value to turn it off. Only files of the program are cached: a user's rule files are read every run.
+Each kind of file has its own name prefix (``rules-``, ``messages-``), and storing one drops only the older
+files of its own prefix.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import sys
 import tomllib
 from pathlib import Path
 
-_PREFIX = "rules-"
 
 
 def cache_dir() -> Path | None:
@@ -27,7 +29,7 @@ def cache_dir() -> Path | None:
     return Path(base) / "diagnose"
 
 
-def parsed_tomls(files: list[Path]) -> dict[Path, dict] | None:
+def parsed_tomls(files: list[Path], prefix: str = "rules-") -> dict[Path, dict] | None:
     """Each file's TOML data, from the cache when its contents are unchanged; None when a file cannot be
     read or parsed (the caller then loads file by file and reports the error) or the cache is off."""
     folder = cache_dir()
@@ -41,7 +43,7 @@ def parsed_tomls(files: list[Path]) -> dict[Path, dict] | None:
     for path, blob in zip(files, blobs):
         digest.update(f"\0{path}\0{len(blob)}\0".encode())
         digest.update(blob)
-    target = folder / f"{_PREFIX}{digest.hexdigest()[:32]}.json"
+    target = folder / f"{prefix}{digest.hexdigest()[:32]}.json"
     try:
         data = json.loads(target.read_bytes())
         if isinstance(data, list) and len(data) == len(files):
@@ -52,11 +54,11 @@ def parsed_tomls(files: list[Path]) -> dict[Path, dict] | None:
         data = [tomllib.loads(blob.decode("utf-8")) for blob in blobs]
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return None
-    _store(folder, target, data)
+    _store(folder, target, data, prefix)
     return dict(zip(files, data))
 
 
-def _store(folder: Path, target: Path, data: list[dict]) -> None:
+def _store(folder: Path, target: Path, data: list[dict], prefix: str) -> None:
     """Write atomically (a concurrent run reads the old file or the new one) and drop older catalogs."""
     import tempfile
 
@@ -69,7 +71,7 @@ def _store(folder: Path, target: Path, data: list[dict]) -> None:
             fh.write(text)
         os.replace(tmp, target)
         tmp = None
-        for old in folder.glob(f"{_PREFIX}*.json"):
+        for old in folder.glob(f"{prefix}*.json"):
             if old != target:
                 old.unlink(missing_ok=True)
     except (OSError, TypeError, ValueError):  # read-only home, full disk, a value JSON cannot hold

@@ -1,0 +1,149 @@
+"""The signal curves of the incident page: the panels the source kinds declare (and the signal of any threshold
+rule that fired), one trace per engine, with the rule thresholds drawn.
+
+The y axis shows the scale of the metric, not the spread of its noise: it starts at zero (or below, for a
+negative value or threshold), reaches the largest value or threshold with a margin, and a percentage runs to
+100. A mean acceptance length between 1.80 and 1.84 is a flat line near 1.8 on a 0-2 axis, not a square wave.
+
+Large bundles: every curve is cut to ``max_points`` (per bucket of consecutive points the minimum and the
+maximum are kept, so peaks and threshold crossings survive).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from diagnose.messages import Messages
+from diagnose.model import Finding, Report
+from diagnose.report.page.kit import e
+from diagnose.report.page.markup import plot_time
+
+
+def downsample(xs: list, ys: list, max_points: int) -> tuple[list, list]:
+    """At most ``max_points`` points: per bucket of consecutive points, its minimum and its maximum."""
+    n = len(xs)
+    if n <= max_points:
+        return xs, ys
+    buckets = max(1, max_points // 2)
+    keep: set[int] = set()
+    for b in range(buckets):
+        lo, hi = b * n // buckets, (b + 1) * n // buckets
+        if hi <= lo:
+            continue
+        seg = range(lo, hi)
+        keep.add(min(seg, key=lambda i: ys[i]))
+        keep.add(max(seg, key=lambda i: ys[i]))
+    idx = sorted(keep)
+    return [xs[i] for i in idx], [ys[i] for i in idx]
+
+
+def thresholds(catalog, findings: list[Finding]) -> dict[str, list[dict]]:
+    """signal -> [{rule, value, op, fired, plain}] from the threshold rules' [match] tables (plain: the value
+    alone decides, no `also` conditions on other signals and no engine filter)."""
+    if catalog is None:
+        try:
+            from diagnose.engine import builtin_rules_dir, load_rules
+
+            catalog, _ = load_rules([builtin_rules_dir()])
+        except Exception:  # noqa: BLE001 - no thresholds is better than no page
+            catalog = []
+    fired = {f.rule_id for f in findings}
+    out: dict[str, list[dict]] = {}
+    for rule in catalog:
+        m = getattr(rule, "match", None)
+        if getattr(m, "kind", None) != "threshold":
+            continue
+        for op in ("above", "below"):
+            if getattr(m, op) is not None:
+                out.setdefault(m.signal, []).append(
+                    {"rule": rule.id, "value": float(getattr(m, op)), "op": op, "fired": rule.id in fired,
+                     "plain": not m.also and m.engine_regex is None})
+    return out
+
+
+def y_range(unit: str, ymin: float, ymax: float, lines: list[float]) -> list[float]:
+    """From zero (or the lowest negative value or threshold) to the top value or threshold, with a margin."""
+    lo = min([0.0, ymin, *lines])
+    hi = max([ymax, *lines])
+    if unit == "%" and lo >= 0 and hi <= 100:
+        hi = 100.0
+    if hi <= lo:
+        hi = lo + 1.0
+    pad = (hi - lo) * 0.06
+    return [lo - (pad if lo < 0 else pad / 3), hi + pad]
+
+
+def curve_figures(report: Report, ths: dict[str, list[dict]], findings: list[Finding], max_points: int,
+                  notes: list[str], msg: Messages) -> list[tuple[str, Any]]:
+    import plotly.graph_objects as go
+
+    from diagnose.series import with_series
+
+    signals = with_series(report.signals, report.series)  # every periodic sample, not only those rules saw
+    if signals is None or signals.height == 0:
+        return []
+    timed = signals.filter(pl.col("ts").is_not_null() & pl.col("value").is_not_null() & pl.col("value").is_finite())
+    if timed.height == 0:
+        return []
+    counts = timed.group_by("signal").len()
+    present = {s for s, n in counts.iter_rows() if n >= 2}
+    fired = {f.rule_id for f in findings}
+    panels = [p for p in report.panels if present & set(p[2])]
+    listed = {s for p in report.panels for s in p[2]}
+    for sig, lines in sorted(ths.items()):
+        if sig in present and sig not in listed and any(t["rule"] in fired for t in lines):
+            panels.append((sig, "", (sig,)))  # the signal's name is its title (an identifier, in every language)
+    figs = []
+    cut = 0
+    for title, unit, sigs in panels:
+        fig = go.Figure()
+        part = timed.filter(pl.col("signal").is_in(list(sigs))).sort("ts")
+        groups = part.group_by(["signal", "node", "engine"], maintain_order=True)
+        ymin, ymax, xs_all = None, None, []
+        for (sig, node, engine), g in groups:
+            xs = [plot_time(t) for t in g["ts"].to_list()]
+            ys = g["value"].to_list()
+            if len(xs) > max_points:
+                cut += len(xs) - max_points
+                xs, ys = downsample(xs, ys, max_points)
+            name = " ".join(str(p) for p in (sig if len(sigs) > 1 else None, node, engine) if p)
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers" if len(xs) < 60 else "lines",
+                                     name=e(name or sig), meta={"kind": "curve", "signal": sig},
+                                     hovertemplate="%{x}<br>%{y}<extra>" + e(name or sig) + "</extra>"))
+            xs_all += [xs[0], xs[-1]]
+            ymin = min(ys) if ymin is None else min(ymin, min(ys))
+            ymax = max(ys) if ymax is None else max(ymax, max(ys))
+        if not xs_all:
+            continue
+        x0, x1 = min(xs_all), max(xs_all)
+        drawn: list[float] = []
+        for sig in sigs:
+            for th in ths.get(sig, []):
+                if not th["fired"] and not th["plain"]:
+                    continue  # a conditional threshold that did not fire would mislead on its own
+                drawn.append(th["value"])
+                color = "#d62728" if th["fired"] else "#888888"
+                label = msg("page.curves.threshold", rule=th["rule"], op=msg(f"page.curves.{th['op']}"),
+                            value=f"{th['value']:g}")
+                if not th["plain"]:
+                    label += msg("page.curves.with_conditions")
+                if not th["fired"]:
+                    label += msg("page.curves.did_not_fire")
+                fig.add_trace(go.Scatter(
+                    x=[x0, x1], y=[th["value"], th["value"]], mode="lines", name=e(label),
+                    meta={"kind": "threshold", "signal": sig, "rule": th["rule"], "value": th["value"],
+                          "op": th["op"], "fired": th["fired"]},
+                    line={"color": color, "dash": "dash", "width": 2}, hoverinfo="name",
+                ))
+        shown = msg.get(f"panel.{sigs[0]}", title)
+        fig.update_layout(title={"text": e(shown)}, height=340, hovermode="x unified",
+                          yaxis={"title": {"text": e(msg.get(f"unit.{unit}", unit))},
+                                 "range": y_range(unit, ymin, ymax, drawn)},
+                          xaxis={"title": {"text": msg("page.curves.axis")}},
+                          legend={"orientation": "h", "y": -0.3})
+        figs.append((title, fig))
+    if cut:
+        notes.append(msg("page.notes.downsampled", n=cut, max_points=max_points))
+    return figs
