@@ -258,3 +258,11 @@ def test_a_signal_in_each_phase_ends_the_run_cleanly(tmp_path, phase, signame):
     assert proc.returncode == (130 if signame == "SIGINT" else 143), proc.stderr
     said = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(said) == 1 and said[0].startswith(f"diagnose: {'interrupted' if signame == 'SIGINT' else 'terminated'}")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (a device that is always full)")
+def test_a_full_standard_output_is_said_in_the_language_of_the_run():
+    with open("/dev/full", "w") as full:
+        proc = _run("--format", "json", "--lang", "zh", str(SAMPLES / "healthy"), stdout=full)
+    assert proc.returncode == 6, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("diagnose：错误：无法将报告写入标准输出：")

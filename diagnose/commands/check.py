@@ -139,7 +139,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
         # Annotations must not corrupt a machine-readable main output on stdout: then they go to stderr,
         # which the Actions runner scans for workflow commands as well.
         on_stdout = bool(output) or fmt not in MACHINE
-        if notes and (failure := echo_output(notes, err=not on_stdout)):
+        if notes and (failure := echo_output(notes, err=not on_stdout, lang=settings.lang or "en")):
             failed.append(failure)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:

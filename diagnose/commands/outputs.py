@@ -122,10 +122,10 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~mask
 
 
-def echo_output(text: str, err: bool = False, color: bool | None = None) -> str | None:
+def echo_output(text: str, err: bool = False, color: bool | None = None, lang: str = "en") -> str | None:
     """A report on standard output (or error); returns the failure, already reported, or None. A full disk
-    is said in one line (no traceback); a reader that went away (``| head``) is no failure: the rest of the
-    output is dropped. ``color``: as click.echo's (None: colour only on a terminal)."""
+    is said in one line in the run's language (no traceback); a reader that went away (``| head``) is no
+    failure: the rest of the output is dropped. ``color``: as click.echo's (None: colour only on a terminal)."""
     stream = sys.stderr if err else sys.stdout
     try:
         click.echo(text, nl=False, err=err, color=color)
@@ -134,8 +134,12 @@ def echo_output(text: str, err: bool = False, color: bool | None = None) -> str 
         _drop(stream)
     except OSError as exc:
         _drop(stream)
-        failure = f"cannot write the report to {'standard error' if err else 'standard output'}: {exc.strerror or exc}"
-        click.echo(f"diagnose: error: {failure}", err=True)
+        from diagnose.messages import messages
+
+        msg = messages(lang)
+        key = f"cli.cannot_write_stream.{'stderr' if err else 'stdout'}"
+        failure = messages("en")(key, reason=exc.strerror or exc)
+        click.echo(msg("cli.error", text=msg(key, reason=exc.strerror or exc)), err=True)
         return failure
     return None
 
@@ -163,7 +167,7 @@ def deliver(report, render, *, fmt: str, output: str | None, extras: list[tuple[
 
     if output:
         put(output, main_text, "-o")
-    elif not quiet and (failure := echo_output(main_text, color=color)):
+    elif not quiet and (failure := echo_output(main_text, color=color, lang=opts.get("lang") or "en")):
         failures.append(failure)
     for extra_fmt, target, option in extras:
         put(target, main_text if extra_fmt == fmt else render(extra_fmt, report, **opts), option)
