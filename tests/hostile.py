@@ -10,6 +10,8 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+from diagnose.ingest.names import display
+
 GOOD = (
     "(APIServer pid=7) INFO 09-03 14:00:10 [loggers.py:118] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
     "Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 3.0%, "
@@ -18,6 +20,31 @@ GOOD = (
 OOM = ("(Worker_TP0 pid=9) ERROR 09-03 14:00:11 [worker.py:1] RuntimeError: NPU out of memory. Tried to allocate "
        "30.00 MiB (NPU 5; 60.96 GiB total capacity; 60.34 GiB already allocated; 60.34 GiB current active; "
        "15.87 MiB free; 60.60 GiB reserved in total by PyTorch)\n")
+
+
+# Log text that must stay text in every output: markup, a script end, format placeholders, a workflow command.
+MARKUP = ("(Worker_TP0 pid=9) ERROR 09-03 14:00:12 [worker.py:1] RuntimeError: NPU out of memory. Tried to allocate "
+          "1.00 MiB </script><script>alert(1)</script> <img src=x onerror=alert(2)> ]]> <![CDATA[ x ]]> "
+          "&amp; %0A::error::forged {0} %s | `tick` *star*\n")
+
+# File names as they come from other machines: bytes that are not UTF-8 (GBK from Chinese-locale Windows,
+# broken bytes), a newline, a leading dash, shell and HTML syntax, a bidirectional override.
+HOSTILE_NAMES = [
+    "显存日志.log".encode("gbk"), b"\xff\xfe broken.log", b"new\nline.log", b"-rf --help.log",
+    b"$(touch pwned).log", b"a;b|c&d.log", b"<img src=x onerror=alert(3)>.log", "rtl\u202egol.txt.log".encode(),
+    b"tab\tand\x1b[31mesc.log",
+]
+
+
+class _RawZipName(zipfile.ZipInfo):
+    """A zip member whose header name is these bytes, without the UTF-8 flag (as Windows zip tools write)."""
+
+    def __init__(self, raw: bytes):
+        super().__init__(raw.decode("cp437"))
+        self.raw = raw
+
+    def _encodeFilenameFlags(self):  # noqa: N802 - zipfile's hook for the header name
+        return self.raw, self.flag_bits
 
 
 def _tar_bytes(members: list[tarfile.TarInfo | tuple[tarfile.TarInfo, bytes]], mode: str = "w:gz") -> bytes:
@@ -103,6 +130,26 @@ def build(root: Path, many_files: int = 2000, bomb_mib: int = 80) -> dict[str, s
         link.external_attr = (0o120777 << 16)
         zf.writestr(link, "/etc/passwd")
     put("evil.zip", zevil.getvalue(), "read")
+
+    # Hostile names: on disk, in a zip without the UTF-8 flag (GBK names) and in a tar (raw bytes).
+    for raw in HOSTILE_NAMES:
+        path = root / "names" / os.fsdecode(raw)
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(MARKUP.encode() + OOM.encode())
+        expect[display(f"names/{os.fsdecode(raw)}")] = "read"
+    zraw = io.BytesIO()
+    with zipfile.ZipFile(zraw, "w") as zf:
+        for raw in [*HOSTILE_NAMES, "日志/节点-1.log".encode("gbk")]:
+            zf.writestr(_RawZipName(raw), OOM)
+    put("windows-gbk.zip", zraw.getvalue(), "read")
+    traw = io.BytesIO()
+    with tarfile.open(fileobj=traw, mode="w:gz", format=tarfile.GNU_FORMAT, encoding="utf-8",
+                      errors="surrogateescape") as tar:  # the names' bytes as they are
+        for raw in HOSTILE_NAMES:
+            info = tarfile.TarInfo(os.fsdecode(raw))
+            info.size = len(OOM)
+            tar.addfile(info, io.BytesIO(OOM.encode()))
+    put("raw-names.tgz", traw.getvalue(), "read")
 
     (root / "loop").mkdir()
     os.symlink("..", root / "loop" / "up")

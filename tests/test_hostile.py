@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
@@ -10,15 +9,10 @@ import threading
 import time
 from pathlib import Path
 
-import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import hostile
 from conftest import ROOT, run_cli, run_json
-from diagnose.parsers import registry
-from diagnose.parsers.common import FileContext, lines_frame
 
 
 @pytest.fixture(scope="module")
@@ -162,43 +156,6 @@ def test_a_file_shrinking_while_read(tmp_path: Path, monkeypatch):
     assert code in (0, 1) and data["inputs"][0]["path"] == str(log)
 
 
-# --- property tests: no parser raises, and every input line is accounted for -------------------
-
-LINE = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), max_size=300)
-PREFIXES = st.sampled_from([
-    "", "INFO 09-03 14:00:10 [a.py:1] ", "(APIServer pid=7) ERROR 13-45 25:61:61 [x:1] ",
-    "[2025-10-29 09:53:45.928+08:00] [1] [2] [mindie-server] [ERROR] [x.cpp:1] : [MIE04E010109] [daemon] ",
-    "[ERROR] HCCL(1,python3):2025-07-23-03:47:57.070.463 [hccl_socket.cc:100] [1][HcclSocket] ",
-    "[rank3]: ", "| NPU  Name  | Health  |", "Kernel Name,Task Type,", "{\"a\": [", "2025-10-15T00:04:48Z ",
-])
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(lines=st.lists(st.tuples(PREFIXES, LINE).map("".join), max_size=25))
-@pytest.mark.parametrize("kind", registry.names())
-def test_parsers_never_raise_and_account_for_every_line(kind, lines):
-    parse = registry.parser_for(kind)
-    frame = lines_frame(lines)
-    records, signals = parse(frame, FileContext(f"x/{kind}.log", None, kind, None))
-    if kind in ("vllm", "mindie", "plog", "unknown"):
-        assert records["line"].to_list() == list(range(1, len(lines) + 1))
-    assert isinstance(signals, pl.DataFrame)
-
-
-@settings(max_examples=40, deadline=None)
-@given(data=st.binary(max_size=4096))
-def test_arbitrary_bytes_through_the_whole_pipeline(data):
-    from diagnose.ingest.walk import SourceFile
-    from diagnose.pipeline import RuleFilters, Settings, read
-
-    src = SourceFile("fuzz.log", "fuzz.log", None, len(data), None, open=lambda: io.BytesIO(data))
-    parsed = read([src], Settings(), RuleFilters())
-    assert not parsed.errors
-    assert len(parsed.inputs) + len(parsed.skipped) == 1
-    if parsed.inputs:
-        assert parsed.records.height == parsed.inputs[0].lines
-
-
 def test_budget_option_is_validated():
     assert run_cli("--budget", "max_file_bytes=lots", str(ROOT / "samples" / "healthy")).exit_code == 2
     assert run_cli("--budget", "nonsense=1", str(ROOT / "samples" / "healthy")).exit_code == 2
@@ -260,4 +217,150 @@ def test_inputs_the_fuzzer_once_broke_us_with(case: Path):
         import fuzz
     finally:
         sys.path.pop(0)
-    fuzz.one_input(case.read_bytes())
+    from diagnose.parsers import registry
+
+    checked = fuzz.one_input(case.read_bytes())  # raises on any failure of the fuzzer's checks
+    # Every view was made and accounted for: the bytes as files, as tar and zip members, as the raw archive.
+    assert checked["members"] >= 8 and checked["read"] + checked["skipped"] == checked["members"]
+    assert checked["read"] >= 4  # the log, its .gz, and the members of the archives built around it
+    assert checked["formats"] == set(fuzz.FORMATS) and checked["parsers"] == len(registry.names())
+
+
+# --- every output format on the hostile bundle ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def outputs(bundle, tmp_path_factory) -> dict[str, str]:
+    """Every format from the hostile bundle: the page, the CI outputs and the GitHub annotations in one run (as a CI
+    step would run it), the text report in a second."""
+    root, _ = bundle
+    out = tmp_path_factory.mktemp("outputs")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GITHUB_ACTIONS": "true",
+           "GITHUB_STEP_SUMMARY": str(out / "summary.md")}
+    common = ["--budget", "bomb_floor=4M", str(root)]
+    ci = subprocess.run([sys.executable, "-m", "diagnose", "--format", "html", "-o", str(out / "page.html"),
+                         "--json", str(out / "r.json"), "--sarif", str(out / "r.sarif"), "--junit", str(out / "r.xml"),
+                         "--markdown", str(out / "r.md"), *common], capture_output=True, env=env, timeout=600)
+    env.pop("GITHUB_ACTIONS")
+    env.pop("GITHUB_STEP_SUMMARY")
+    text = subprocess.run([sys.executable, "-m", "diagnose", "--no-color", *common], capture_output=True, env=env,
+                          timeout=600)
+    for proc in (ci, text):
+        stderr = proc.stderr.decode("utf-8")  # strict: everything the run prints is UTF-8
+        assert proc.returncode in (0, 1), stderr
+        assert "Traceback" not in stderr
+    read = {name: (out / name).read_bytes().decode("utf-8") for name in ("page.html", "r.json", "r.sarif", "r.xml",
+                                                                         "r.md", "summary.md")}
+    return {**read, "github": ci.stdout.decode("utf-8"), "text": text.stdout.decode("utf-8")}
+
+
+def _shown(raw: bytes) -> str:
+    from diagnose.ingest.names import display
+
+    return display(os.fsdecode(raw))
+
+
+def test_hostile_names_survive_into_the_report_in_one_display_form(bundle, outputs):
+    import json
+
+    root, _ = bundle
+    data = json.loads(outputs["r.json"])
+    paths = {i["path"] for i in data["inputs"]}
+    for raw in hostile.HOSTILE_NAMES:
+        shown = _shown(raw)
+        assert f"{root}/names/{shown}" in paths, shown  # on disk
+        assert f"{root}/raw-names.tgz!{shown}" in paths, shown  # the same bytes in a tar: the same form
+    # zip names without the UTF-8 flag: GBK when they read as Chinese (as from Chinese-locale Windows).
+    assert f"{root}/windows-gbk.zip!显存日志.log" in paths
+    assert f"{root}/windows-gbk.zip!日志/节点-1.log" in paths
+    assert f"{root}/names/显存日志.log" in paths and f"{root}/names/\\xff\\xfe broken.log" in paths
+    assert f"{root}/names/new\\x0aline.log" in paths and f"{root}/names/rtl\\u202egol.txt.log" in paths
+    named = [i for i in data["inputs"] if any(k in i["path"] for k in ("/names/", "raw-names", "windows-gbk"))]
+    assert len(named) == 3 * len(hostile.HOSTILE_NAMES) + 1 and all(i["lines"] >= 1 for i in named)  # each was read
+    oom = next(f for f in data["findings"] if f["rule_id"] == "MEM001")
+    assert oom["count"] >= 8 + len(named)
+    for text in outputs.values():
+        assert "\x1b" not in text and "\u202e" not in text and "\udcff" not in text
+
+
+def test_sarif_validates_against_the_2_1_0_schema(outputs):
+    import json
+    import re
+
+    import jsonschema
+
+    schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    sarif = json.loads(outputs["r.sarif"])
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(sarif)]
+    assert not errors, errors[:5]
+    uris = re.findall(r'"uri": "([^"]*)"', outputs["r.sarif"])
+    assert uris and all(re.fullmatch(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+", u) for u in uris), uris
+
+
+def test_junit_and_markdown_are_well_formed(outputs):
+    import xml.etree.ElementTree as ET
+
+    assert ET.fromstring(outputs["r.xml"]).tag in ("testsuites", "testsuite")
+    from markdown_it import MarkdownIt
+
+    for name in ("r.md", "summary.md"):
+        tags = _tags(MarkdownIt("commonmark", {"html": True}).enable("table").render(outputs[name]))
+        assert not {"img", "script", "iframe"} & {t for t, _ in tags}, name
+        assert not [a for _, attrs in tags for a, _ in attrs if a.startswith("on")], name
+
+
+def test_html_page_has_no_markup_from_names_or_log_text(outputs):
+    import re
+
+    page = outputs["page.html"]
+    tags = _tags(page)
+    assert "img" not in {t for t, _ in tags}
+    assert not [a for _, attrs in tags for a, _ in attrs if a.startswith("on")]
+    assert not [s for s in _scripts(page) if s.strip().startswith("alert(")]  # no script of the log's own
+    # The log's markup is there, as text: escaped in the page, escaped again inside the page's data.
+    hits = [m.start() for m in re.finditer(r"alert\(1\)", page)]
+    assert hits and all(page[:at].endswith(("&lt;script&gt;", "script\\u0026gt;", "script\\u003e")) for at in hits)
+    assert "&lt;img src=x onerror=alert(3)&gt;.log" in page  # the name, as text
+
+
+def test_github_annotations_are_one_command_a_line(outputs):
+    lines = [line for line in outputs["github"].splitlines() if line]
+    assert lines and all(line.startswith(("::error", "::warning", "::notice")) for line in lines)
+    assert "%0A::error::forged" not in outputs["github"]  # the log's forged command stays escaped data
+
+
+def _tags(html_text: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
+    from html.parser import HTMLParser
+
+    found: list = []
+
+    class Collect(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            found.append((tag, attrs))
+
+    Collect().feed(html_text)
+    return found
+
+
+def _scripts(html_text: str) -> list[str]:
+    from html.parser import HTMLParser
+
+    bodies: list[str] = []
+
+    class Collect(HTMLParser):
+        inside = False
+
+        def handle_starttag(self, tag, attrs):
+            self.inside = tag == "script"
+            if self.inside:
+                bodies.append("")
+
+        def handle_endtag(self, tag):
+            self.inside = False
+
+        def handle_data(self, data):
+            if self.inside:
+                bodies[-1] += data
+
+    Collect().feed(html_text)
+    return bodies

@@ -11,8 +11,9 @@ from diagnose.commands import configured
 from diagnose.commands.common import (
     EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, parse_time, use_color, width,
 )
-from diagnose.commands.outputs import MACHINE, deliver, extras_of, main_format, output_options
+from diagnose.commands.outputs import MACHINE, deliver, echo_output, extras_of, main_format, output_options
 from diagnose.exitcodes import exit_code
+from diagnose.ingest.names import display
 
 
 @click.command("check")
@@ -39,7 +40,7 @@ from diagnose.exitcodes import exit_code
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit code (and -o output).")
 @click.option("--budget", "budget_items", multiple=True, metavar="KEY=SIZE",
               help="Raise or lower a reading limit, e.g. max_file_bytes=8G, max_total_bytes=200G, "
-                   "max_members=500000, max_ratio=500, bomb_floor=256M (repeatable).")
+                   "max_line_bytes=16M, max_members=500000, max_ratio=500, bomb_floor=256M (repeatable).")
 @click.option("--baseline", type=click.Path(exists=True),
               help="Compare benchmark/accuracy results with a baseline: an earlier run (folder or file), a TOML "
                    "of expected numbers with tolerances, or an earlier diagnose JSON report (which also marks each "
@@ -114,9 +115,10 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
         missing = not report.inputs and bool(report.skipped) and all(
             s.reason == "no such file or directory" for s in report.skipped)
         colored = fmt == "text" and use_color(color_choice(color, no_color), to_file=bool(output))
-        # Every format gets the same options; each takes what it needs (paths: the input roots for relative paths).
-        opts = dict(lang=settings.lang, paths=list(paths), fail_on=fail_on, catalog=rules, allow_empty=allow_empty,
-                    allow_partial=allow_partial)
+        # Every format gets the same options; each takes what it needs (paths: the input roots for relative paths,
+        # in the display form of the report's paths: diagnose/ingest/names.py).
+        opts = dict(lang=settings.lang, paths=[display(p) for p in paths], fail_on=fail_on, catalog=rules,
+                    allow_empty=allow_empty, allow_partial=allow_partial)
         text = "" if missing else render(fmt, report, color=colored, width=width(to_file=bool(output)), **opts)
     github = os.environ.get("GITHUB_ACTIONS") == "true"
 
@@ -137,8 +139,8 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
         # Annotations must not corrupt a machine-readable main output on stdout: then they go to stderr,
         # which the Actions runner scans for workflow commands as well.
         on_stdout = bool(output) or fmt not in MACHINE
-        if notes:
-            click.echo(notes, nl=False, err=not on_stdout)
+        if notes and (failure := echo_output(notes, err=not on_stdout, lang=settings.lang or "en")):
+            failed.append(failure)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:
         summary = text if fmt == "markdown" else render("markdown", report, **opts)

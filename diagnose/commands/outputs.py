@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -73,9 +74,18 @@ class OutputError(Exception):
 
 
 def write_atomic(target: str, text: str, option: str = "-o") -> None:
-    """Write ``text`` to ``target`` through a temporary file in the same folder and a rename."""
+    """Write ``text`` to ``target`` through a temporary file in the same folder and a rename. A target that
+    is no regular file (``/dev/null``, ``/dev/stdout``, a FIFO) is written as it is: a rename would put a
+    regular file in place of the device, which root may do."""
     path = Path(target)
     folder = path.parent if str(path.parent) else Path(".")
+    if _special(path):
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise OutputError(f"cannot write {option} {target}: {exc.strerror or exc}") from None
+        return
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
     except OSError as exc:
@@ -95,6 +105,13 @@ def write_atomic(target: str, text: str, option: str = "-o") -> None:
         raise
 
 
+def _special(path: Path) -> bool:
+    try:
+        return not stat.S_ISREG(path.stat().st_mode)  # the link's target, for /dev/stdout
+    except OSError:  # not there yet (or not reachable: the temporary file says why)
+        return False
+
+
 def _mode_for(path: Path) -> int:
     """The target's own permissions when it exists, else what a plain open() would give (0666 & ~umask)."""
     try:
@@ -103,6 +120,36 @@ def _mode_for(path: Path) -> int:
         mask = os.umask(0)
         os.umask(mask)
         return 0o666 & ~mask
+
+
+def echo_output(text: str, err: bool = False, color: bool | None = None, lang: str = "en") -> str | None:
+    """A report on standard output (or error); returns the failure, already reported, or None. A full disk
+    is said in one line in the run's language (no traceback); a reader that went away (``| head``) is no
+    failure: the rest of the output is dropped. ``color``: as click.echo's (None: colour only on a terminal)."""
+    stream = sys.stderr if err else sys.stdout
+    try:
+        click.echo(text, nl=False, err=err, color=color)
+        stream.flush()
+    except BrokenPipeError:
+        _drop(stream)
+    except OSError as exc:
+        _drop(stream)
+        from diagnose.messages import messages
+
+        msg = messages(lang)
+        key = f"cli.cannot_write_stream.{'stderr' if err else 'stdout'}"
+        failure = messages("en")(key, reason=exc.strerror or exc)
+        click.echo(msg("cli.error", text=msg(key, reason=exc.strerror or exc)), err=True)
+        return failure
+    return None
+
+
+def _drop(stream) -> None:
+    # What is still buffered would fail again when Python flushes at exit, with a complaint of its own.
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test runner's capture)
+        pass
 
 
 def deliver(report, render, *, fmt: str, output: str | None, extras: list[tuple[str, str, str]], quiet: bool,
@@ -120,8 +167,8 @@ def deliver(report, render, *, fmt: str, output: str | None, extras: list[tuple[
 
     if output:
         put(output, main_text, "-o")
-    elif not quiet:
-        click.echo(main_text, nl=False, color=color)
+    elif not quiet and (failure := echo_output(main_text, color=color, lang=opts.get("lang") or "en")):
+        failures.append(failure)
     for extra_fmt, target, option in extras:
         put(target, main_text if extra_fmt == fmt else render(extra_fmt, report, **opts), option)
     return failures

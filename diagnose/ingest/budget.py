@@ -12,6 +12,7 @@ GiB = 1024 * MiB
 @dataclass
 class Budget:
     max_file_bytes: int = 2 * GiB  # one file or archive member after decompression
+    max_line_bytes: int = 4 * MiB  # one line: a longer one keeps its head, the rest is passed over (not held)
     max_total_bytes: int = 64 * GiB  # everything read in one run
     max_members: int = 200_000  # archive members and directory entries
     max_ratio: int = 200  # decompressed/compressed bytes above this (and above 64 MiB) is a bomb

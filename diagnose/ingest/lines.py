@@ -3,8 +3,8 @@
 The encoding is chosen once from the first chunk (BOM, UTF-8, GB18030) and applied with an incremental
 decoder, so a multi-byte character split between chunks is decoded correctly. A line never spans chunks:
 the unfinished tail of one chunk starts the next. Splitting happens in polars (Rust), not in Python. A
-single line longer than ``max_line`` characters is cut into pieces (each still a line), so one pathological
-line cannot take all memory.
+single line longer than ``max_line`` keeps its first ``max_line`` bytes and the rest of it is passed over
+(counted, not held), so one pathological line cannot take all memory.
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from __future__ import annotations
 import codecs
 import io
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import AnyStr, BinaryIO, Iterable, Iterator
 
 import polars as pl
 
 from diagnose.ingest.decode import decode, is_binary, split_lines
 
 CHUNK_BYTES = 8 * 1024 * 1024
-MAX_LINE = 16 * 1024 * 1024
+MAX_LINE = 4 * 1024 * 1024  # Budget.max_line_bytes
 _ONE_READ_MAX = 256 * 1024 * 1024  # tables up to this size are read in one call (read_table)
 _READER_MIN = 1024 * 1024  # blocks this large are split by polars' CSV reader (see _split_utf8)
 
@@ -54,7 +54,8 @@ class TextInfo:
     binary: bool = False
     lines: int = 0
     bytes: int = 0
-    cut_lines: int = 0  # lines longer than MAX_LINE, cut into pieces
+    cut_lines: int = 0  # lines longer than the line limit: their head is read, the rest passed over
+    cut_bytes: int = 0  # bytes of those lines passed over (characters in text that is not UTF-8)
 
 
 def _split(text: str, sep: str) -> pl.Series:
@@ -64,7 +65,11 @@ def _split(text: str, sep: str) -> pl.Series:
 
 def iter_line_chunks(stream: BinaryIO, info: TextInfo, chunk_bytes: int = CHUNK_BYTES,
                      max_line: int = MAX_LINE) -> Iterator[pl.Series]:
-    """Yield the file's lines as string Series, chunk by chunk (complete lines only), without line ends."""
+    """Yield the file's lines as string Series, chunk by chunk (complete lines only), without line ends.
+
+    A line longer than ``max_line`` bytes (characters in text that is not UTF-8) keeps its first ``max_line``
+    and the rest of it is read past, not kept (``info.cut_lines``, ``info.cut_bytes``): memory holds a chunk
+    and one open line whatever the file, and line numbers still agree with ``grep -n``."""
     first = stream.read(chunk_bytes)
     info.bytes = len(first)
     if not first:
@@ -75,66 +80,90 @@ def iter_line_chunks(stream: BinaryIO, info: TextInfo, chunk_bytes: int = CHUNK_
     decoder, text, info.encoding = _choose_decoder(first)
     sep = "\r" if ("\n" not in text and "\r" in text) else "\n"
     if sep == "\n" and info.encoding in ("utf-8", "utf-8 (invalid bytes replaced)"):
-        yield from _utf8_line_chunks(stream, first, info, chunk_bytes, max_line)
+        for block in _complete_lines(_raw_blocks(stream, first, info, chunk_bytes), b"\n", max_line, info):
+            if block.endswith(b"\n"):
+                lines = _split_utf8(block)
+            else:  # the last line, without its LF
+                lines = _one_line(block.decode("utf-8", "replace").removesuffix("\r"))
+            lines = _cap(lines, len(block), max_line, info)
+            info.lines += lines.len()
+            yield lines
         return
-    carry = ""
-    while True:
-        block = carry + text if carry else text
+
+    def texts() -> Iterator[str]:
+        yield text
+        for raw in _raw_blocks(stream, b"", info, chunk_bytes):
+            yield decoder.decode(raw)
+        yield decoder.decode(b"", final=True)
+
+    for block in _complete_lines(texts(), sep, max_line, info):
+        if not block.endswith(sep):  # the last line, without its line end
+            lines = _one_line(block.removesuffix("\r"))
+        else:
+            lines = _split(block[:-1], sep)
+            if "\r" in block:  # CRLF in a non-UTF-8 file
+                lines = lines.str.strip_chars_end("\r")
+        lines = _cap(lines, len(block), max_line, info)
+        info.lines += lines.len()
+        yield lines
+
+
+def _cap(lines: pl.Series, block_len: int, max_line: int, info: TextInfo) -> pl.Series:
+    """A line that ends inside its chunk and is longer than ``max_line`` characters (a chunk may be larger
+    than the limit) keeps its first ``max_line``, as the open line does in ``_complete_lines``."""
+    if block_len <= max_line:
+        return lines
+    chars = lines.str.len_chars()
+    long = chars > max_line
+    cut = int(long.sum())
+    if not cut:
+        return lines
+    info.cut_lines += cut
+    info.cut_bytes += int((chars.filter(long) - max_line).sum())
+    return pl.select(text=pl.when(long).then(lines.str.slice(0, max_line)).otherwise(lines)).to_series()
+
+
+def _one_line(text: str) -> pl.Series:
+    return pl.Series("text", [text], dtype=pl.String)
+
+
+def _raw_blocks(stream: BinaryIO, first: bytes, info: TextInfo, chunk_bytes: int) -> Iterator[bytes]:
+    if first:
+        yield first
+    while raw := stream.read(chunk_bytes):
+        info.bytes += len(raw)
+        yield raw
+
+
+def _complete_lines(pieces: Iterable[AnyStr], sep: AnyStr, max_line: int, info: TextInfo) -> Iterator[AnyStr]:
+    """Blocks of complete lines (each ends with ``sep``) out of ``pieces`` (bytes or text), then what follows
+    the last ``sep``. The open line is carried into the next piece until it ends; once longer than
+    ``max_line`` its first ``max_line`` are given as a line and the rest is passed over up to its end, so
+    what is held never exceeds a piece and ``max_line``. (Lines that end inside a block: ``_cap``.)"""
+    carry = sep[:0]
+    skipping = False  # inside an over-long line whose head was given
+    for raw in pieces:
+        if skipping:
+            end = raw.find(sep)
+            if end < 0:
+                info.cut_bytes += len(raw)
+                continue
+            info.cut_bytes += end
+            raw, skipping = raw[end + 1:], False
+        block = carry + raw if carry else raw
         cut = block.rfind(sep)
         if cut < 0:
             carry = block
         else:
             carry = block[cut + 1:]
-            lines = _split(block[:cut], sep)
-            if "\r" in block:  # CRLF in a non-UTF-8 file
-                lines = lines.str.strip_chars_end("\r")
-            info.lines += lines.len()
-            yield lines
-        while len(carry) > max_line:
-            # One enormous line: emit it in pieces, keep the tail piece open.
+            yield block[:cut + 1]
+        if len(carry) > max_line:
             info.cut_lines += 1
-            info.lines += 1
-            yield pl.Series("text", [carry[:max_line]], dtype=pl.String)
-            carry = carry[max_line:]
-        raw = stream.read(chunk_bytes)
-        if not raw:
-            break
-        info.bytes += len(raw)
-        text = decoder.decode(raw)
-    carry += decoder.decode(b"", final=True)
+            info.cut_bytes += len(carry) - max_line
+            yield carry[:max_line] + sep
+            carry, skipping = sep[:0], True
     if carry:
-        info.lines += 1
-        yield pl.Series("text", [carry], dtype=pl.String)
-
-
-def _utf8_line_chunks(stream: BinaryIO, first: bytes, info: TextInfo, chunk_bytes: int,
-                      max_line: int) -> Iterator[pl.Series]:
-    """The common case (UTF-8, LF): lines are cut from the bytes by polars' CSV reader (Rust, all cores),
-    with no Python decode or split; invalid bytes become U+FFFD as in the incremental decoder."""
-    carry = b""
-    raw = first
-    while True:
-        block = carry + raw if carry else raw
-        cut = block.rfind(b"\n")
-        if cut < 0:
-            carry = block
-        else:
-            carry = block[cut + 1:]
-            lines = _split_utf8(block[:cut + 1])
-            info.lines += lines.len()
-            yield lines
-        while len(carry) > max_line:
-            info.cut_lines += 1
-            info.lines += 1
-            yield pl.Series("text", [carry[:max_line].decode("utf-8", errors="replace")], dtype=pl.String)
-            carry = carry[max_line:]
-        raw = stream.read(chunk_bytes)
-        if not raw:
-            break
-        info.bytes += len(raw)
-    if carry:
-        info.lines += 1
-        yield pl.Series("text", [carry.decode("utf-8", errors="replace")], dtype=pl.String)
+        yield carry
 
 
 HEAD_BYTES = 256 * 1024  # what the kind is sniffed from: 200 lines of up to 1.3 KB
@@ -161,26 +190,28 @@ def head_lines(head: bytes, limit: int = 200) -> list[str]:
 
 
 def read_table(stream: BinaryIO, info: TextInfo, size: int | None = None,
-               chunk_bytes: int = CHUNK_BYTES) -> tuple[pl.Series, bytes | None]:
+               chunk_bytes: int = CHUNK_BYTES, max_line: int = MAX_LINE) -> tuple[pl.Series, bytes | None]:
     """A whole file that is parsed whole (tables, JSON): (its lines, its bytes when they are UTF-8 text).
 
     A UTF-8 file is read as bytes (in one read when its ``size`` is known: no blocks to join) and split
     once, and its bytes are returned for readers that take them directly (polars' CSV reader); any other
-    text goes through ``iter_line_chunks`` and returns no bytes."""
+    text goes through ``iter_line_chunks`` and returns no bytes. Read in blocks (a large file, or one of
+    unknown size), a line longer than ``max_line`` is cut as ``iter_line_chunks`` cuts it."""
     # One read for a file of known size (the reader's budget checks come per read: only up to a bound).
     first = size + 1 if size is not None and size < _ONE_READ_MAX else chunk_bytes
     data = stream.read(first)
+    info.bytes = len(data)
     if len(data) == first:  # more to come: unknown or large size, or the file grew
-        blocks = [data]
-        while raw := stream.read(chunk_bytes):
-            blocks.append(raw)
+        blocks = list(_complete_lines(_raw_blocks(stream, data, info, chunk_bytes), b"\n", max_line, info))
         data = b"".join(blocks)
         del blocks
+    read_bytes = info.bytes
     label = _utf8_label(data)
     if label is None or is_binary(data) or (b"\n" not in data and b"\r" in data):
-        parts = list(iter_line_chunks(io.BytesIO(data), info, chunk_bytes))
+        parts = list(iter_line_chunks(io.BytesIO(data), info, chunk_bytes, max_line))
+        info.bytes = read_bytes
         return (pl.concat(parts) if parts else pl.Series("text", [], pl.String)), None
-    info.bytes, info.encoding = len(data), label
+    info.encoding = label
     if not data:
         return pl.Series("text", [], pl.String), data
     lines = _split_utf8(data if data.endswith(b"\n") else data + b"\n")

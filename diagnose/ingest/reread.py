@@ -11,12 +11,18 @@ from __future__ import annotations
 import gzip
 import os
 
+from diagnose.ingest.names import candidates
+
 _BLOCK = 8 * 1024 * 1024
 
 
 def read_lines(path: str, wanted: set[int]) -> dict[int, str]:
     """{line number: text} for the wanted 1-based line numbers found in ``path``; {} if it cannot be read."""
-    if not wanted or "!" in path or not os.path.isfile(path):
+    if not wanted or "!" in path:
+        return {}
+    # The path is in its display form (ingest/names.py): a name that was not UTF-8 is found again by its bytes.
+    path = next((real for real in candidates(path) if os.path.isfile(real)), None)
+    if path is None:
         return {}
     opener = gzip.open if path.endswith(".gz") else open
     found: dict[int, str] = {}

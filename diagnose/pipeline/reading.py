@@ -276,9 +276,9 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
                 kept, series = split(signals, filters)
                 streamed = (records, empty_stamps(), kept, series, int((~records["parsed"]).sum()))
             elif not source.line_oriented:  # tables and JSON are parsed whole
-                whole = read_table(stream, info, src.size)
+                whole = read_table(stream, info, src.size, max_line=settings.budget.max_line_bytes)
             else:
-                for lines in iter_line_chunks(stream, info):
+                for lines in iter_line_chunks(stream, info, max_line=settings.budget.max_line_bytes):
                     if (batch is not None and registry.get(kind).batchable and src.size is not None
                             and src.size <= SMALL_FILE and next_line == 1):
                         small = lines  # a small file arrives as one chunk: batched below
@@ -318,12 +318,30 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
     stamps = pl.concat([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
     signals = pl.concat([p[2] for p in parts], how="vertical_relaxed") if len(parts) > 1 else parts[0][2]
     series = pl.concat([p[3] for p in parts]) if len(parts) > 1 else parts[0][3]
-    notes = [n for n in (src.note, f"{info.cut_lines} over-long lines cut" if info.cut_lines else None) if n]
+    notes = [n for n in (src.note, _cut_note(info, settings.budget.max_line_bytes)) if n]
+    # A cut, a read error or a line passed over by the budget: the file was read only in part (coverage.py).
     info_row = InputFile(
         path=src.path, kind=kind, lines=info.lines, bytes=info.bytes, raw_lines=raw, node=src.node,
-        encoding=info.encoding, note="; ".join(notes) or None, incomplete=src.note,
+        encoding=info.encoding, note="; ".join(notes) or None, incomplete="; ".join(notes) or None,
     )
     return records, stamps, signals, series, info_row
+
+
+def _cut_note(info: TextInfo, limit: int) -> str | None:
+    """What the line limit refused, in the file's note (and so in every report that lists inputs)."""
+    if not info.cut_lines:
+        return None
+    lines = "1 line" if info.cut_lines == 1 else f"{info.cut_lines} lines"
+    head = "its" if info.cut_lines == 1 else "each its"
+    return (f"{lines} longer than the line limit of {_size(limit)}: {head} first {_size(limit)} read, the other "
+            f"{_size(info.cut_bytes)} passed over (raise with --budget max_line_bytes=SIZE)")
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}".replace(".0 ", " ")
+    return f"{n} bytes"
 
 
 __all__ = ["Parsed", "Progress", "read_sources", "mtime_of", "STAMP_COLUMNS", "SMALL_FILE", "WORKERS"]

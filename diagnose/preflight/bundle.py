@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 import polars as pl
 
 from diagnose.ingest.decode import decode
+from diagnose.ingest.metered import Prefixed
 from diagnose.model import InputFile
 from diagnose.parsers import preflight as preflight_parser
 from diagnose.parsers.common import FileContext, lines_frame
@@ -47,10 +48,16 @@ class Tap:
             size = getattr(item, "size", None)
             if hasattr(item, "open") and (name in _MODEL_FILES or _SCRIPT.search(name)) and (size or 0) <= MAX_TAP_BYTES:
                 try:
-                    data = item.read()
+                    stream = item.open()
+                    # At most the tap's limit: a .gz (no size known) may hold gigabytes.
+                    data = stream.read(MAX_TAP_BYTES + 1)
                 except Exception:  # noqa: BLE001 - the normal parse reports the read error
                     yield item
                     continue
+                if len(data) > MAX_TAP_BYTES:  # no preflight input: read on from where the tap stopped
+                    yield replace(item, open=lambda data=data, stream=stream: io.BufferedReader(Prefixed(data, stream)))
+                    continue
+                stream.close()
                 self.files[key] = decode(data)[0]
                 self.shown[key] = shown
                 yield replace(item, open=lambda data=data: io.BytesIO(data))

@@ -37,6 +37,7 @@ LEVELS = {"critical": "error", "error": "error", "warning": "warning", "info": "
 FINGERPRINT_KEY = "diagnoseEvidence/v1"
 FINDING_KEY = "diagnoseFinding/v1"
 BASELINE_STATES = {"new": "new", "known": "unchanged"}
+_BACKSLASH = re.compile(r"\\(?!x[0-9a-f]{2}|u[0-9a-f]{4})")
 MAX_RELATED = 100  # GitHub keeps at most 1,000 locations per result
 
 # Leading times and dates of the common headers, hex numbers, then any digits: what changes between runs.
@@ -68,13 +69,14 @@ def relative_path(display: str, roots: list[str] | None = None) -> str:
     """
     if display in ("<stdin>", "-"):
         return "stdin"
-    outer, *members = display.replace("\\", "/").split("!")
+    # A backslash is a Windows separator, unless it starts an escape of the display form (ingest/names.py).
+    outer, *members = _BACKSLASH.sub("/", display).split("!")
     members = [m.strip("/") for m in members if m.strip("/")]
     roots = [r for r in (roots or []) if r and r != "-"]
     prefix = ""
     rel = None
     for root in roots:
-        nroot = posixpath.normpath(root.replace("\\", "/"))
+        nroot = posixpath.normpath(_BACKSLASH.sub("/", root))
         nouter = posixpath.normpath(outer)
         if nouter == nroot:
             rel = "" if members else posixpath.basename(nouter)

@@ -76,7 +76,8 @@ def engine_expr(ctx: FileContext, cols: dict[str, str]) -> pl.Expr:
 
 def raw_records(lines: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
     rank = rank_from_path(ctx.path)
-    return lines.with_columns(
+    # Conformed: a table that turns out not to be one is returned as these records (the contract's columns).
+    return conform_records(lines.with_columns(
         file=pl.lit(ctx.path),
         source=pl.lit(KIND),
         node=pl.lit(ctx.node, pl.String),
@@ -85,7 +86,7 @@ def raw_records(lines: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
         event=pl.col("line"),
         year_known=pl.lit(False),
         rank=pl.lit(rank, pl.Int32),
-    )
+    ))
 
 
 def finish(records: pl.DataFrame, rows: pl.DataFrame | None) -> pl.DataFrame:

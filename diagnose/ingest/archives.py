@@ -1,0 +1,159 @@
+"""Archive members as streams: tar (plain or compressed) and zip, one level of nesting, nothing extracted.
+
+Members are yielded in archive order and each must be consumed before the next (a tar stream cannot go
+back). Links and special files inside archives are listed as skipped, never followed; ``../`` and absolute
+member names are shown as harmless relative names, in the display form of every name (ingest/names.py).
+
+A nested tar is read as a stream straight out of its member, so it costs no memory whatever its size. A
+nested zip needs random access (its directory is at its end): it is copied into a spooled buffer that moves
+to an unnamed temporary file past ``SPOOL_BYTES`` (``O_TMPFILE`` on Linux: it has no name and is gone when
+closed or when the process dies), so memory stays bounded there too.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import shutil
+import stat
+import tarfile
+import tempfile
+import zipfile
+from typing import BinaryIO, Iterator
+
+from diagnose.ingest.budget import Budget, BudgetExceeded
+from diagnose.ingest.metered import ARCHIVE_ERRORS, Metered, Ratio, SourceFile, opened, source
+from diagnose.ingest.names import display as display_name
+from diagnose.ingest.names import zip_member_name
+from diagnose.ingest.nodes import node_from_path
+from diagnose.model import Skipped
+
+ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip", ".tar.bz2", ".tar.xz", ".tbz2", ".txz")
+SPOOL_BYTES = 32 * 1024 * 1024
+
+
+def safe_member_name(name: str) -> str:
+    """Members are never written anywhere; still, show `../` and absolute names as relative, harmless text,
+    in the display form of every name (ingest/names.py)."""
+    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    return display_name("/".join(parts)) or "unnamed"
+
+
+def iter_tar(fh, display: str, node, budget: Budget, ratio: Ratio, nested: int) -> Iterator[SourceFile | Skipped]:
+    try:
+        tar = tarfile.open(fileobj=fh, mode="r|*")
+    except BudgetExceeded as exc:
+        yield Skipped(display, str(exc))
+        return
+    except ARCHIVE_ERRORS as exc:
+        yield Skipped(display, f"corrupt or unreadable tar archive: {exc}")
+        return
+    try:
+        while True:
+            try:
+                member = tar.next()
+            except ARCHIVE_ERRORS as exc:
+                yield Skipped(display, f"corrupt or truncated archive, members after this point not read: {exc}")
+                return
+            except BudgetExceeded as exc:
+                yield Skipped(display, str(exc))
+                return
+            if member is None:
+                return
+            budget.used_members += 1
+            if budget.used_members > budget.max_members:
+                yield Skipped(display, f"more than {budget.max_members} members; the rest was not read")
+                return
+            name = safe_member_name(member.name)
+            mpath = f"{display}!{name}"
+            if member.isdir():
+                continue
+            if member.issym() or member.islnk():
+                yield Skipped(mpath, "link inside archive (not followed)")
+                continue
+            if not member.isfile():
+                yield Skipped(mpath, "special file inside archive (not read)")
+                continue
+            yield from _member(mpath, name, lambda m=member: tar.extractfile(m), member.size, member.mtime,
+                               node, budget, ratio, nested)
+    finally:
+        try:
+            tar.close()
+        except ARCHIVE_ERRORS:
+            pass
+
+
+def iter_zip(zf: zipfile.ZipFile, display: str, node, budget: Budget, ratio: Ratio, nested: int):
+    for info in zf.infolist():
+        budget.used_members += 1
+        if budget.used_members > budget.max_members:
+            yield Skipped(display, f"more than {budget.max_members} members; the rest was not read")
+            return
+        if info.is_dir():
+            continue
+        name = safe_member_name(zip_member_name(info))
+        mpath = f"{display}!{name}"
+        if stat.S_ISLNK(info.external_attr >> 16):
+            yield Skipped(mpath, "link inside archive (not followed)")
+            continue
+        member_ratio = Ratio(max(info.compress_size, 1))
+        yield from _member(mpath, name, lambda i=info: zf.open(i), info.file_size, _zip_mtime(info), node, budget,
+                           member_ratio, nested)
+
+
+def zip_from_stream(stream: BinaryIO, display: str, node, budget: Budget, ratio: Ratio | None,
+                    nested: int) -> Iterator[SourceFile | Skipped]:
+    """A zip that arrives as a stream (a member, standard input): spooled (module docstring), then read."""
+    try:
+        with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
+            with io.BufferedReader(Metered(stream, budget, ratio)) as metered:
+                shutil.copyfileobj(metered, spool, 1 << 20)
+            size = spool.tell()
+            spool.seek(0)
+            try:
+                zf = zipfile.ZipFile(spool)
+            except ARCHIVE_ERRORS as exc:
+                yield Skipped(display, f"corrupt zip archive: {exc}")
+                return
+            with zf:
+                yield from iter_zip(zf, display, node, budget, Ratio(size), nested)
+    except BudgetExceeded as exc:
+        yield Skipped(display, str(exc))
+    except ARCHIVE_ERRORS as exc:
+        yield Skipped(display, f"cannot read zip archive: {exc}")
+
+
+def _zip_mtime(info: zipfile.ZipInfo) -> float | None:
+    import datetime as dt
+
+    try:
+        return dt.datetime(*info.date_time).timestamp()
+    except (ValueError, OverflowError):
+        return None
+
+
+def _member(mpath, name, opener, size, mtime, node, budget, ratio, nested) -> Iterator[SourceFile | Skipped]:
+    """An archive member: a plain file, a .gz, or (one level deep) a nested archive."""
+    lower = name.lower()
+    mnode = node_from_path(name) or node
+    if lower.endswith(ARCHIVE_SUFFIXES):
+        if nested >= 1:
+            yield Skipped(mpath, "archive nested more than one level (not followed)")
+            return
+        try:
+            stream = opened(opener)
+        except ARCHIVE_ERRORS as exc:
+            yield Skipped(mpath, f"cannot read nested archive: {exc}")
+            return
+        # The outer archive's bytes are metered as the nested one is read; its members have their own ratio.
+        if lower.endswith(".zip"):
+            yield from zip_from_stream(stream, mpath, mnode, budget, ratio, nested + 1)
+            return
+        with io.BufferedReader(Metered(stream, budget, ratio), buffer_size=1 << 20) as inner:
+            yield from iter_tar(inner, mpath, mnode, budget, Ratio(size or 1), nested + 1)
+        return
+    if lower.endswith(".gz"):
+        yield source(mpath, name[:-3], mnode, None, mtime, lambda: gzip.GzipFile(fileobj=opened(opener)), budget,
+                     Ratio(size or 1))
+        return
+    yield source(mpath, name, mnode, size, mtime, lambda: opened(opener), budget, ratio)
