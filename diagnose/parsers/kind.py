@@ -42,6 +42,10 @@ class SourceKind:
     line_heads: tuple[str, ...] = ()
     sniff: str | None = None  # further lines that show the kind (content markers) when sniffing
     hints: str | None = None  # lines the parser needs beyond levels, error codes and rule matches (prefilter)
+    # Lines the parser reads only for context that holds for the whole file (a plog's rank and device, which
+    # an HCCL or runtime process repeats on most of its INFO lines): the first CONTEXT_LINES of them per chunk
+    # pass the prefilter, not all of them.
+    context_hints: str | None = None
     line_oriented: bool = False  # parsed chunk by chunk as lines; otherwise the file is parsed whole
     batchable: bool = False  # small files of the kind may be parsed together (the parser uses no file name)
     periodic: frozenset[str] = frozenset()  # signals printed every interval: kept in the compact series

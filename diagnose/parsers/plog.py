@@ -142,9 +142,10 @@ SOURCE = SourceKind(
     file_name=r"^(?:plog|device)-\d+_\d+\.log$",
     name_trust=4,
     line_heads=(HEAD_ONLY,),
-    # The rank and device of the process are read from these lines (one process is one rank).
-    hints=CANN_HINTS + r"|HcclCommInitRootInfo|RankID|userRank|localRank|user_rank|device_id|deviceLogicId|"
-    r"device\[|dev[Ii]d\[",
+    # The rank and device of the process are read from these lines (one process is one rank): the rare
+    # communicator-init lines always, the ones HCCL and the runtime repeat on most lines as context.
+    hints=CANN_HINTS + r"|HcclCommInitRootInfo|RankID|userRank|user_rank",
+    context_hints=r"localRank|device_id|deviceLogicId|device\[|dev[Ii]d\[",
     line_oriented=True,
     sniff_rank=40,
 )

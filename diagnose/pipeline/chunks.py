@@ -36,23 +36,29 @@ def parse_lines(lines: pl.Series, first_line: int, ctx: FileContext, filters: Ru
     return (*retain(records, signals, kept, filters), kept, series, int((~records["parsed"]).sum()))
 
 
+CONTEXT_LINES = 200  # of a kind's context lines per chunk (SourceKind.context_hints)
+
+
 def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame:
     """Drop the lines no rule and no signal can use: well-formed lines (their head matches) that match
     neither the kind's hints nor the rules' combined pattern. Lines that do not look well-formed are always
     parsed, and so is the line just above each of them (the record that opens a traceback or a table)."""
-    head, hints = registry.well_formed(kind), registry.get(kind).hints
+    source = registry.get(kind)
+    head, hints = registry.well_formed(kind), source.hints
     if filters.keep is None or head is None or hints is None:
         return frame
     wanted = filters.select.get(kind, [])
     text = pl.col("text")
+    context = source.context_hints
     # A few scans, evaluated in parallel: "not well-formed" and "wanted" (the hints, and the rules' groups:
     # engine/filters.combined_patterns says why they are not one alternation).
     marks = frame.select(
         odd=~text.str.contains(head),
         want=pl.any_horizontal([text.str.contains(hints), *(text.str.contains(g) for g in wanted)]),
+        context=text.str.contains(context) if context else pl.lit(False),
     )
-    odd, want = marks["odd"], marks["want"]
-    keep = odd | odd.shift(-1, fill_value=False) | want
+    odd, want, context = marks["odd"], marks["want"], marks["context"]
+    keep = odd | odd.shift(-1, fill_value=False) | want | (context & (context.cum_sum() <= CONTEXT_LINES))
     if keep.len():
         # First and last lines: year anchors and the span of the file.
         keep = keep.scatter([0, keep.len() - 1], True)
