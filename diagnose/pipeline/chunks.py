@@ -16,7 +16,7 @@ import polars as pl
 from diagnose.engine.filters import RuleFilters
 from diagnose.model import RECORD_SCHEMA, compact_strings
 from diagnose.parsers import generic, registry
-from diagnose.parsers.common import FileContext, clean_lines, raw_lines_frame
+from diagnose.parsers.common import BARE_SGR, FileContext, clean_lines, raw_lines_frame
 from diagnose.pipeline.repair import repair
 from diagnose.series import empty_series
 from diagnose.series import split as split_series
@@ -49,6 +49,10 @@ def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame
         return frame
     wanted = filters.select.get(kind, [])
     text = pl.col("text")
+    # A terminal capture colours the head: tested raw, no line would look well-formed and all would be kept.
+    if frame.height and frame.select(text.str.contains("\x1b", literal=True).any()
+                                     | text.str.contains(BARE_SGR).any()).item():
+        frame = clean_lines(frame)
     context = source.context_hints
     # A few scans, evaluated in parallel: "not well-formed" and "wanted" (the hints, and the rules' groups:
     # engine/filters.combined_patterns says why they are not one alternation).
