@@ -28,15 +28,26 @@ def speak(lang: str) -> None:
 
 
 class Stopped(BaseException):
-    """A stop signal arrived; ``code`` is the exit code, ``message`` the line to print."""
+    """A stop signal arrived; ``code`` is the exit code, ``message`` the line to print.
+
+    Raised from the signal handler, so it does nothing there but record the signal: the handler may run in the
+    middle of any import (the message catalog's own, under a slow start), and importing or loading the
+    catalog from inside it could fail and turn the stop into an ordinary error. The line is composed later,
+    once the stack has unwound."""
 
     def __init__(self, signum: int):
-        from diagnose.messages import locale_lang, messages
+        self.what, self.name, self.code = _NAMES.get(signum, ("stopped", f"signal {signum}", 128 + signum))
+        super().__init__(self.name)
 
-        what, name, self.code = _NAMES.get(signum, ("stopped", f"signal {signum}", 128 + signum))
-        msg = messages(_SPEAKING.get("lang") or locale_lang())
-        self.message = msg(f"cli.stopped.{what}", signal=name)
-        super().__init__(self.message)
+    @property
+    def message(self) -> str:
+        try:
+            from diagnose.messages import locale_lang, messages
+
+            msg = messages(_SPEAKING.get("lang") or locale_lang())
+            return msg(f"cli.stopped.{self.what}", signal=self.name)
+        except Exception:  # noqa: BLE001 - the stop must be said whatever the catalog's state
+            return f"diagnose: {self.what} ({self.name})"
 
 
 def _raise(signum, _frame):

@@ -90,7 +90,7 @@ def test_a_real_process_waiting_on_its_input(signum, code):
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == code
+    assert proc.returncode == code, err.decode(errors="replace")[-2000:]
     assert out == b"" and err.decode().count("\n") == 1 and b"Traceback" not in err
 
 
