@@ -23,6 +23,16 @@ def _catalog_cache_in_tmp(tmp_path_factory):
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_inherited_terminal_size():
+    # The text report is as wide as $COLUMNS (else 100 in a pipe): a runner that sets it (pytest-xdist's
+    # workers set 80) must not change what the tests read. Tests of the width set it themselves.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("COLUMNS", raising=False)
+        mp.delenv("LINES", raising=False)
+        yield
+
+
 @pytest.fixture(scope="session")
 def catalog():
     rules, errors = load_rules([builtin_rules_dir()])
