@@ -234,3 +234,14 @@ def test_python_dash_m_and_console_script_work():
     if shutil.which("diagnose"):
         help_text = subprocess.run(["diagnose", "--help"], capture_output=True, text=True, timeout=60)
         assert help_text.returncode == 0 and "PATH" in help_text.stdout
+
+
+def test_python_m_without_a_dependency_is_one_line_and_exit_2():
+    """`python -m diagnose` from a checkout, in an interpreter without the dependencies: no traceback."""
+    script = ("import importlib.util as u, runpy; real = u.find_spec\n"
+              "u.find_spec = lambda name, *a: None if name == 'polars' else real(name, *a)\n"
+              "runpy.run_module('diagnose', run_name='__main__')\n")
+    out = subprocess.run([sys.executable, "-c", script, "x.log"], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith("diagnose: error: not installed for ") and "polars" in out.stderr
+    assert "Traceback" not in out.stderr and out.stderr.count("\n") == 1
