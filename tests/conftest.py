@@ -49,3 +49,16 @@ def run_cli(*args: str, input: str | bytes | None = None):
 def run_json(*args: str, input: str | bytes | None = None) -> tuple[int, dict]:
     result = run_cli("--format", "json", *args, input=input)
     return result.exit_code, json.loads(result.stdout)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch) -> Path:
+    """A repository root (holds .git) as the working directory: configuration discovery stops here."""
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def ids(report: dict) -> list[str]:
+    """The rule ids of a JSON report's findings, in report order."""
+    return [f["rule_id"] for f in report["findings"]]

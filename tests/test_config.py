@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, run_cli, run_json
+from conftest import SAMPLES, ids, run_cli, run_json
 
 from diagnose.config import ConfigError, discover, load
 
@@ -19,17 +19,6 @@ USER_RULE = (
     '[match]\nkind = "pattern"\nregex = "waiting for more than \\\\d+ s"\n'
 )
 
-
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch) -> Path:
-    """A repository root (holds .git) as the working directory: discovery stops here."""
-    (tmp_path / ".git").mkdir()
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def ids(report: dict) -> list[str]:
-    return [f["rule_id"] for f in report["findings"]]
 
 
 def test_discovery_looks_up_to_the_repository_root(tmp_path: Path):

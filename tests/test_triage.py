@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, run_cli, run_json
+from conftest import SAMPLES, ids, run_cli, run_json
 from test_ci_outputs import validate_sarif
 
 from diagnose.fingerprint import file_shape, fingerprints
@@ -25,16 +25,6 @@ UNEXPLAINED = (
     "WARNING 07-01 09:07:00 [sched.py:12] gizmo queue at 80 percent\n"
 )
 
-
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch) -> Path:
-    (tmp_path / ".git").mkdir()
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def ids(report: dict) -> list[str]:
-    return [f["rule_id"] for f in report["findings"]]
 
 
 def finding(rule_id="KV001", file="logs/node-0/vllm.log", text="ERROR 07-01 09:06:02 NPU out of memory", nodes=("node-0",)):
