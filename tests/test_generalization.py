@@ -255,6 +255,45 @@ def test_an_error_quoted_in_a_prompt_fires_nothing_and_the_same_as_a_record_does
     assert rule in _ids(_write(tmp_path, "serve.log", prompts + record))
 
 
+REQUEST_HEAD = "(APIServer pid=7) INFO 09-03 14:19:12 [logger.py:43] Received request cmpl-1: "
+
+
+@pytest.mark.parametrize("rest", [
+    "prompt: '请分析 HCCL_CONNECT_TIMEOUT <｜User｜>', params: SamplingParams(n=1), prompt_token_ids: [0, 1], "
+    "lora_request: None.",
+    # repr() quotes with " when the prompt holds a ', and escapes a quote it cannot avoid
+    "prompt: \"it's NPU out of memory\", params: SamplingParams(n=1), prompt_token_ids: [5], lora_request: None.",
+    "prompt: 'a \\'quoted\\' word', params: SamplingParams(n=1), prompt_token_ids: [1, 2], prompt_embeds shape: "
+    "None, lora_request: None.",
+    "prompt: 'the prompt says , params: and more', params: SamplingParams(n=1), prompt_token_ids: [3], "
+    "lora_request: None.",
+    "prompt: 'cut before the ids', params: SamplingParams(n=1), prompt_token_ids: [0, 1, 2",
+    "prompt: 'no ids logged', params: SamplingParams(n=1), lora_request: None.",
+    "prompt: 'prompt_token_ids: [9] inside', params: SamplingParams(n=1), prompt_token_ids: [4], lora_request: None.",
+    "prompt: None, params: SamplingParams(n=1), prompt_token_ids: [0, 1], lora_request: None.",
+    "prompt: 'cut in the prompt",
+    "prompt: 'x', then something else entirely",
+])
+def test_the_fast_prompt_mask_masks_as_the_regex_mask_does(rest):
+    """mask_logged_prompts (literal searches, before the prefilter) leaves each line as mask_requests (the
+    regexes) would make it, or for mask_requests to finish."""
+    from diagnose.pipeline.repair import mask_logged_prompts, mask_requests
+
+    frame = pl.DataFrame({"line": [1, 2], "text": [REQUEST_HEAD + rest, "(APIServer pid=7) INFO 09-03 14:19:13 "
+                                                   "[loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s"]})
+    assert mask_requests(mask_logged_prompts(frame)).equals(mask_requests(frame))
+
+
+def test_a_prompt_is_masked_before_the_prefilter_scans_it():
+    from diagnose.pipeline.repair import mask_logged_prompts
+
+    frame = pl.DataFrame({"line": [1], "text": [REQUEST_HEAD + "prompt: '请分析 HCCL_CONNECT_TIMEOUT', params: "
+                                                "SamplingParams(n=1), prompt_token_ids: [0, 128803], lora_request: None."]})
+    text = mask_logged_prompts(frame)["text"][0]
+    assert text == (REQUEST_HEAD + "prompt: <masked>, params: SamplingParams(n=1), prompt_token_ids: [<masked>], "
+                    "lora_request: None.")
+
+
 # --- the verdict -----------------------------------------------------------------------------------------------
 
 def test_an_error_no_rule_knows_is_said_at_the_top_and_fails_the_run(tmp_path: Path):

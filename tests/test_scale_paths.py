@@ -167,3 +167,29 @@ def test_large_files_parsed_in_parallel_give_the_same_report_every_time(tmp_path
     runs = [run_json(str(tmp_path))[1] for _ in range(2)]
     assert json.dumps(runs[0], sort_keys=True) == json.dumps(runs[1], sort_keys=True)
     assert [i["path"] for i in runs[0]["inputs"]] == sorted(i["path"] for i in runs[0]["inputs"])
+
+
+def test_lines_kept_from_many_chunks_are_parsed_together_and_give_the_same_report(tmp_path: Path, monkeypatch):
+    """Selected (pipeline/chunks.py) parses the lines the prefilter kept from several chunks at once; the
+    report is the one chunk-by-chunk parsing gives, a traceback across a chunk boundary included."""
+    import functools
+
+    from diagnose.ingest import lines as lines_mod
+    from diagnose.pipeline import chunks, reading
+
+    log = tmp_path / "vllm-serve.log"
+    _metric_log(log, 4000, range(2000, 2040))
+    with log.open("a") as out:
+        out.write("(Worker_TP0 pid=8) ERROR 09-03 21:00:00 [multiproc_executor.py:585] WorkerProc hit an exception.\n"
+                  "Traceback (most recent call last):\n" + "  File \"x.py\", line 1, in f\n" * 400 +
+                  "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.97 GiB total capacity)\n")
+        for i in range(600):
+            out.write(f"(APIServer pid=7) INFO 09-03 21:{i // 60 % 60:02d}:{i % 60:02d} [logger.py:43] Received request "
+                      f"c-{i}: prompt: '请解释 NPU out of memory', params: SamplingParams(n=1), prompt_token_ids: [0, "
+                      f"{i}], lora_request: None.\n")
+    monkeypatch.setattr(reading, "iter_line_chunks", functools.partial(lines_mod.iter_line_chunks, chunk_bytes=32 * 1024))
+    together = run_json(str(log))[1]
+    monkeypatch.setattr(chunks.Selected, "PARSE_BYTES", 0)  # every chunk parsed on its own
+    alone = run_json(str(log))[1]
+    assert {f["rule_id"] for f in together["findings"]} >= {"MEM001", "KV001"}
+    assert json.dumps(together, sort_keys=True) == json.dumps(alone, sort_keys=True)

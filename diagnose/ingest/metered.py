@@ -35,6 +35,7 @@ class SourceFile:
     open: Callable[[], BinaryIO]
     note: str | None = None  # set while reading, e.g. a truncated gzip whose head was read
     standalone: bool = False  # a file of its own (not a member of an archive stream): can be read in parallel
+    disk_bytes: int | None = None  # its size on disk (compressed, for a .gz): what the read stage schedules by
 
     def read(self) -> bytes:
         with self.open() as stream:
@@ -141,9 +142,11 @@ def _stream(opener: Callable[[], BinaryIO], budget: Budget, ratio: Ratio | None,
     return open_for
 
 
-def source(path, rel, node, size, mtime, opener, budget, ratio=None, limit=None, standalone=False) -> SourceFile:
+def source(path, rel, node, size, mtime, opener, budget, ratio=None, limit=None, standalone=False,
+           disk_bytes=None) -> SourceFile:
     """A SourceFile whose ``open()`` meters ``opener()``'s stream against ``budget`` (and ``ratio``)."""
-    src = SourceFile(path, rel, node, size, mtime, open=lambda: None, standalone=standalone)  # type: ignore[arg-type]
+    src = SourceFile(path, rel, node, size, mtime, open=lambda: None, standalone=standalone,  # type: ignore[arg-type]
+                     disk_bytes=disk_bytes if disk_bytes is not None else size)
     bound = _stream(opener, budget, ratio, limit)
     src.open = lambda: bound(src)
     return src

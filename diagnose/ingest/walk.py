@@ -122,7 +122,7 @@ def _from_file(path: Path, rel: str, display: str, budget: Budget) -> Iterator[S
         yield from _from_archive_path(path, display, node, budget, st.st_size)
     elif name.endswith(".gz"):
         yield source(display, rel[:-3], node, None, st.st_mtime, lambda: _GzipOnDisk(path), budget,
-                     Ratio(st.st_size), standalone=True)
+                     Ratio(st.st_size), standalone=True, disk_bytes=st.st_size)
     elif st.st_size > budget.max_file_bytes:  # refused before a byte is read (the meter would, at the end)
         yield Skipped(display, f"larger than the per-file limit of {budget.max_file_bytes} bytes")
     else:

@@ -9,15 +9,17 @@ regex (``RuleFilters.select``). Everything else is counted but not kept.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import polars as pl
 
 from diagnose.engine.filters import RuleFilters
+from diagnose.literals import ScanPlan, plan
 from diagnose.model import RECORD_SCHEMA, compact_strings
 from diagnose.parsers import generic, registry
 from diagnose.parsers.common import BARE_SGR, FileContext, clean_lines, raw_lines_frame
-from diagnose.pipeline.repair import repair
+from diagnose.pipeline.repair import mask_logged_prompts, repair
 from diagnose.series import empty_series
 from diagnose.series import split as split_series
 
@@ -31,12 +33,58 @@ def empty_stamps() -> pl.DataFrame:
 
 def parse_lines(lines: pl.Series, first_line: int, ctx: FileContext, filters: RuleFilters, errors: list[str]):
     """One chunk of a line-oriented file: (records kept, stamps, signals kept, series, raw line count)."""
-    records, signals = parse_chunk(select(raw_lines_frame(lines, first_line), ctx.kind, filters), ctx, errors)
+    return parse_selected(select(raw_lines_frame(lines, first_line), ctx.kind, filters), ctx, filters, errors)
+
+
+def parse_selected(frame: pl.DataFrame, ctx: FileContext, filters: RuleFilters, errors: list[str]):
+    """Lines ``select`` kept (of one chunk or of several of one file, in order) through the kind's parser:
+    (records kept, stamps, signals kept, series, raw line count)."""
+    records, signals = parse_chunk(frame, ctx, errors)
     kept, series = split(signals, filters)
     return (*retain(records, signals, kept, filters), kept, series, int((~records["parsed"]).sum()))
 
 
+class Selected:
+    """The lines ``select`` kept from the chunks of one file, parsed together once they hold PARSE_BYTES
+    (or at the end of the file). A parse costs tens of milliseconds whatever its size (dozens of queries,
+    each with its patterns), and a chunk of a request-logging server log keeps a few hundred lines of its
+    8 MB: parsed chunk by chunk, the 1 GiB benchmark bundle spent most of its time in that fixed cost."""
+
+    PARSE_BYTES = 8 * 1024 * 1024
+    PARSE_LINES = 200_000
+
+    def __init__(self, ctx: FileContext, filters: RuleFilters, errors: list[str]):
+        self.ctx, self.filters, self.errors = ctx, filters, errors
+        self.frames: list[pl.DataFrame] = []
+        self.bytes = self.lines = 0
+        self.parts: list[tuple] = []
+
+    def add(self, lines: pl.Series, first_line: int) -> None:
+        chosen = select(raw_lines_frame(lines, first_line), self.ctx.kind, self.filters)
+        self.frames.append(chosen)
+        self.lines += chosen.height
+        if chosen.height == lines.len():  # nothing dropped (a kind without a prefilter): parsed as it comes
+            self.bytes = self.PARSE_BYTES
+        else:
+            self.bytes += chosen["text"].str.len_bytes().sum() or 0
+        if self.bytes >= self.PARSE_BYTES or self.lines >= self.PARSE_LINES:
+            self.flush()
+
+    def flush(self) -> list[tuple]:
+        if self.frames:
+            frame = pl.concat(self.frames) if len(self.frames) > 1 else self.frames[0]
+            self.frames, self.bytes, self.lines = [], 0, 0
+            self.parts.append(parse_selected(frame, self.ctx, self.filters, self.errors))
+        return self.parts
+
+
 CONTEXT_LINES = 200  # of a kind's context lines per chunk (SourceKind.context_hints)
+
+
+@functools.lru_cache(maxsize=64)
+def scan_plan(hints: str, wanted: tuple[str, ...]) -> ScanPlan:
+    """The kind's hints and the rules' prefilter patterns as one plan of scans (built once per run)."""
+    return plan([hints, *wanted])
 
 
 def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame:
@@ -47,26 +95,36 @@ def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame
     head, hints = registry.well_formed(kind), source.hints
     if filters.keep is None or head is None or hints is None:
         return frame
-    wanted = filters.select.get(kind, [])
+    plan = scan_plan(hints, tuple(filters.select.get(kind, [])))
+    frame = mask_logged_prompts(frame)  # no scan need read a logged prompt: most bytes of a request log
     text = pl.col("text")
     # A terminal capture colours the head: tested raw, no line would look well-formed and all would be kept.
     if frame.height and frame.select(text.str.contains("\x1b", literal=True).any()
                                      | text.str.contains(BARE_SGR).any()).item():
         frame = clean_lines(frame)
     context = source.context_hints
-    # A few scans, evaluated in parallel: "not well-formed" and "wanted" (the hints, and the rules' groups:
-    # engine/filters.combined_patterns says why they are not one alternation).
+    # A few scans, evaluated in parallel: "not well-formed" and "wanted" (the hints and the rules' patterns as
+    # literal searches where they can be: diagnose/literals.py).
     marks = frame.select(
         odd=~text.str.contains(head),
-        want=pl.any_horizontal([text.str.contains(hints), *(text.str.contains(g) for g in wanted)]),
+        want=_any(text, plan.always),
+        maybe=_any(text, plan.candidates),
         context=text.str.contains(context) if context else pl.lit(False),
     )
     odd, want, context = marks["odd"], marks["want"], marks["context"]
+    if plan.confirm and (maybe := (marks["maybe"] & ~want & ~odd).arg_true()).len():
+        # The members found by their literals, confirmed on the lines that hold one (diagnose/literals.py).
+        found = frame.select(pl.col("text").gather(maybe)).select(hit=_any(text, plan.confirm))["hit"]
+        want = want.scatter(maybe.filter(found), True)
     keep = odd | odd.shift(-1, fill_value=False) | want | (context & (context.cum_sum() <= CONTEXT_LINES))
     if keep.len():
         # First and last lines: year anchors and the span of the file.
         keep = keep.scatter([0, keep.len() - 1], True)
     return frame.filter(keep)
+
+
+def _any(text: pl.Expr, patterns: tuple[str, ...]) -> pl.Expr:
+    return pl.any_horizontal([text.str.contains(p) for p in patterns]) if patterns else pl.lit(False)
 
 
 def parse_chunk(frame: pl.DataFrame, ctx: FileContext, errors: list[str]):

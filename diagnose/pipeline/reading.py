@@ -8,9 +8,10 @@ whichever way the files were parsed (in a worker or here).
 
 from __future__ import annotations
 
+import heapq
 import os
+import threading
 import time
-from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -25,7 +26,7 @@ from diagnose.ingest.walk import SourceFile
 from diagnose.model import InputFile, Skipped, empty_records, empty_signals
 from diagnose.parsers import registry
 from diagnose.parsers.common import FileContext, raw_lines_frame
-from diagnose.pipeline.chunks import STAMP_COLUMNS, empty_stamps, parse_chunk, parse_lines, retain, select, split
+from diagnose.pipeline.chunks import STAMP_COLUMNS, Selected, empty_stamps, parse_chunk, retain, select, split
 from diagnose.pipeline.settings import Settings
 from diagnose.series import empty_series
 
@@ -45,6 +46,42 @@ class Progress(Protocol):
 # file uses the other: on 2 cores the 1 GiB benchmark bundle takes 24 s instead of 33 s (same report, peak RSS
 # 594 MB instead of 520 MB).
 WORKERS = 2 if (os.cpu_count() or 1) >= 2 else 1
+
+
+class _LargestFirst:
+    """The large files of a run, parsed by WORKERS threads, the largest waiting file first. In the walk's
+    order the two largest files of a two-node bundle (each node's server log) came last, and the second ran
+    alone at the end for 5 s; started first, they run beside the smaller ones. Nothing waits on a file's
+    result until the walk is done (a file's result is small: what it keeps, not its text), so the walk and
+    the small files never stall behind a large one."""
+
+    def __init__(self, workers: int, deadline: float, budget_note: str):
+        self._pool = ThreadPoolExecutor(workers)
+        self._waiting: list[tuple[int, int, SourceFile, tuple]] = []
+        self._lock = threading.Lock()
+        self._futures: list = []
+        self._deadline, self._budget_note = deadline, budget_note
+
+    def submit(self, place: int, src: SourceFile, *args) -> None:
+        with self._lock:
+            heapq.heappush(self._waiting, (-(src.disk_bytes or 0), place, src, args))
+        # Each task parses whichever file is largest when a worker gets to it.
+        self._futures.append(self._pool.submit(self._largest))
+
+    def _largest(self):
+        with self._lock:
+            _, place, src, args = heapq.heappop(self._waiting)
+        if time.monotonic() > self._deadline:
+            return place, src, Skipped(src.path, self._budget_note)
+        settings, filters, errors, progress = args
+        return place, src, _parse_one(src, settings, filters, errors, None, progress)
+
+    def results(self):
+        for future in self._futures:
+            yield future.result()
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
 # Line-oriented files up to this size are parsed together, many per query (see _SmallFiles). Only kinds
 # whose parsers take nothing from the file's name (``batchable``): the plog parser reads the pid from it.
@@ -100,17 +137,8 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
         batch.errors.clear()
 
     deadline = time.monotonic() + settings.budget.max_seconds
-    pool = ThreadPoolExecutor(WORKERS) if WORKERS > 1 else None
-    running: deque = deque()  # (place, file, future) in input order: results are taken in that order
-
-    def settle(limit: int) -> None:
-        while len(running) > limit:
-            place, src, future = running.popleft()
-            done = future.result()
-            if isinstance(done, Skipped):
-                skipped.append((place, done))
-            else:
-                take(place, *done, mtime_of(src.mtime))
+    budget_note = f"time budget of {settings.budget.max_seconds} s reached (not read)"
+    pool = _LargestFirst(WORKERS, deadline, budget_note) if WORKERS > 1 else None
 
     place = -1
     try:
@@ -119,15 +147,11 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
                 skipped.append((place, item))
                 continue
             if time.monotonic() > deadline:
-                reason = f"time budget of {settings.budget.max_seconds} s reached (not read)"
-                skipped.append((place, Skipped(item.path, reason)))
+                skipped.append((place, Skipped(item.path, budget_note)))
                 continue
             its_errors = file_errors.setdefault(place, [])
-            if pool is not None and item.standalone and (item.size or 0) > SMALL_FILE:
-                # Large files on disk are parsed two at a time (polars releases the GIL); at most one more waits.
-                running.append((place, item, pool.submit(_parse_one, item, settings, filters, its_errors, None,
-                                                         progress)))
-                settle(WORKERS)
+            if pool is not None and item.standalone and (item.disk_bytes or 0) > SMALL_FILE:
+                pool.submit(place, item, settings, filters, its_errors, progress)
                 continue
             result = _parse_one(item, settings, filters, its_errors, batch, progress)
             if result is None:  # queued with other small files of its kind
@@ -138,10 +162,15 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
                 skipped.append((place, result))
                 continue
             take(place, *result, mtime_of(item.mtime))
-        settle(0)
+        if pool is not None:
+            for done_place, src, done in pool.results():
+                if isinstance(done, Skipped):
+                    skipped.append((done_place, done))
+                else:
+                    take(done_place, *done, mtime_of(src.mtime))
     finally:
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown()
     flush_batch(place + 1)
     taken.sort(key=lambda t: t.place)
     record_parts = [t.records for t in taken]
@@ -279,6 +308,7 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
             elif not source.line_oriented:  # tables and JSON are parsed whole
                 whole = read_table(stream, info, src.size, max_line=settings.budget.max_line_bytes)
             else:
+                selected = Selected(ctx, filters, errors)
                 for lines in iter_line_chunks(stream, info, max_line=settings.budget.max_line_bytes):
                     if (batch is not None and registry.get(kind).batchable and src.size is not None
                             and src.size <= SMALL_FILE and next_line == 1):
@@ -286,11 +316,12 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
                         next_line += lines.len()
                         continue
                     if small is not None:  # it grew while read: parse its first chunk here after all
-                        parts.append(parse_lines(small, 1, ctx, filters, errors))
+                        selected.add(small, 1)
                         small = None
-                    parts.append(parse_lines(lines, next_line, ctx, filters, errors))
+                    selected.add(lines, next_line)
                     next_line += lines.len()
                     tell()
+                parts = selected.flush()
     except SkipFile as exc:
         return Skipped(src.path, str(exc))
     except OSError as exc:

@@ -1,0 +1,333 @@
+"""Necessary literals: for a regex, a few plain strings one of which every match contains.
+
+A prefilter may keep more lines than it needs (the rules' own regexes decide later), so it can scan for a
+pattern's necessary literals instead of the pattern. That matters for speed: the regex engine runs a search
+for a pattern's leading literals first (memchr, Teddy, Aho-Corasick: gigabytes a second) and the automaton
+only where one is found, but an alternation with one member that does not begin with a literal
+(``[\\w./-]+\\.so: undefined symbol``, ``\\S*graph ... infer shape``, ``\\|\\s*[0-9a-f.:]+\\(\\d+\\)``) loses that
+search for all of its members and runs the automaton over every byte: on request logs with long prompts the
+vLLM prefilter's scans ran at 450 MB/s each with such members and at 2 GB/s and more without them
+(docs/benchmarks.md). Written as its literals, ``[\\w./-]+\\.so: undefined symbol: \\w+`` is ``undefined symbol: ``.
+
+The analysis is the classic one of indexed code search (a match of ``AB`` contains a necessary literal of ``A``
+and one of ``B``; of ``A|B`` one of ``A``'s or one of ``B``'s): the pattern is parsed with Python's own regex
+parser (the syntax the rules use is common to it and to Rust's ``regex``); a pattern it cannot parse, or whose
+literals are too short to search for, has no cover and is scanned as written.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import warnings
+from dataclasses import dataclass
+
+with warnings.catch_warnings():  # the parser module's public alias warns on 3.11+; the private one is the same
+    warnings.simplefilter("ignore", DeprecationWarning)
+    try:
+        from re import _constants as C, _parser as sre_parse  # type: ignore[attr-defined]
+    except ImportError:  # Python < 3.11
+        import sre_constants as C  # type: ignore[no-redef]
+        import sre_parse  # type: ignore[no-redef]
+
+MIN_LITERAL = 4  # shorter literals are found everywhere: the automaton would run as often as without them
+MAX_STRINGS = 32  # strings of one literal set (``[Aa]scend [Vv]ersion`` is four)
+MAX_CLASS = 4  # a class of at most this many characters is a choice of literals (``[ _]``, ``[Aa]``)
+
+# Rust-only spellings the Python parser refuses, mapped to ones that mean the same for this analysis.
+_RUST_ONLY = [(re.compile(r"\(\?-u:\\([bB])\)"), r"\\\1"), (re.compile(r"\(\?-u\)"), "")]
+
+
+class _Set:
+    """Literal strings, all matched with the same case sensitivity."""
+
+    __slots__ = ("strings", "icase")
+
+    def __init__(self, strings: frozenset[str], icase: bool):
+        self.strings, self.icase = strings, icase
+
+    @property
+    def score(self) -> int:
+        return min(map(len, self.strings)) if self.strings else 0
+
+
+class _Info:
+    """What a node matches: ``exact`` all its strings (None: too many or unbounded), ``cover`` a set one of
+    which every match contains (None: none known)."""
+
+    __slots__ = ("exact", "cover")
+
+    def __init__(self, exact: _Set | None, cover: list[_Set] | None):
+        self.exact, self.cover = exact, cover
+
+
+_NOTHING = _Info(_Set(frozenset({""}), False), None)  # an anchor, a boundary: matches the empty string
+_UNKNOWN = _Info(None, None)
+
+
+def _score(cover: list[_Set] | None) -> int:
+    return min((s.score for s in cover), default=0) if cover else 0
+
+
+def _better(a: list[_Set] | None, b: list[_Set] | None) -> list[_Set] | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return b if _score(b) > _score(a) else a
+
+
+def _concat(a: _Set, b: _Set) -> _Set | None:
+    """The strings of ``a`` followed by those of ``b``; None when they differ in case sensitivity or are too
+    many."""
+    if a.strings == {""}:
+        return b
+    if b.strings == {""}:
+        return a
+    if a.icase != b.icase or len(a.strings) * len(b.strings) > MAX_STRINGS:
+        return None
+    return _Set(frozenset(x + y for x in a.strings for y in b.strings), a.icase)
+
+
+def _sequence(items: list[_Info]) -> _Info:
+    best: list[_Set] | None = None
+    run: _Set | None = _Set(frozenset({""}), False)
+    for item in items:
+        best = _better(best, item.cover)
+        joined = _concat(run, item.exact) if run is not None and item.exact is not None else None
+        if joined is None:
+            if run is not None and run.score:
+                best = _better(best, [run])
+            run = item.exact  # a new run starts with this item's strings (or after it)
+            if run is None:
+                run = _Set(frozenset({""}), False)
+        else:
+            run = joined
+    if run is not None and run.score:
+        best = _better(best, [run])
+    exact = None
+    if all(i.exact is not None for i in items):
+        exact = run
+    return _Info(exact, best)
+
+
+def _branch(options: list[_Info]) -> _Info:
+    exact = None
+    if all(o.exact is not None for o in options) and len({o.exact.icase for o in options}) == 1:
+        strings = frozenset().union(*(o.exact.strings for o in options))
+        if len(strings) <= MAX_STRINGS:
+            exact = _Set(strings, options[0].exact.icase)
+    cover: list[_Set] | None = []
+    for o in options:
+        own = o.cover if o.cover is not None else ([o.exact] if o.exact is not None and o.exact.score else None)
+        if own is None:
+            cover = None
+            break
+        cover.extend(own)
+    if cover is not None and sum(len(s.strings) for s in cover) > MAX_STRINGS:
+        cover = None
+    return _Info(exact, cover)
+
+
+def _node(op, av, icase: bool) -> _Info:
+    if op is C.LITERAL:
+        return _Info(_Set(frozenset({chr(av)}), icase), None)
+    if op is C.IN:
+        chars = [chr(a) for o, a in av if o is C.LITERAL]
+        if len(chars) == len(av) and len(chars) <= MAX_CLASS:
+            return _Info(_Set(frozenset(chars), icase), None)
+        return _UNKNOWN
+    if op is C.SUBPATTERN:
+        _, add, remove, sub = av
+        inner = (icase or bool(add & C.SRE_FLAG_IGNORECASE)) and not (remove & C.SRE_FLAG_IGNORECASE)
+        return _pattern(sub, inner)
+    if op is C.BRANCH:
+        return _branch([_pattern(b, icase) for b in av[1]])
+    if op in (C.MAX_REPEAT, C.MIN_REPEAT) or op is getattr(C, "POSSESSIVE_REPEAT", None):
+        low, high, sub = av
+        inner = _pattern(sub, icase)
+        if low == 0:
+            if high == 1 and inner.exact is not None:
+                return _Info(_Set(inner.exact.strings | {""}, inner.exact.icase), None)
+            return _NOTHING if high == 0 else _Info(None, None)
+        if low == high == 1:
+            return inner
+        # At least once: its cover holds, and its strings start a match of the whole repetition.
+        return _Info(None, inner.cover or ([inner.exact] if inner.exact is not None and inner.exact.score else None))
+    if op is C.AT:
+        return _NOTHING
+    if op is getattr(C, "ATOMIC_GROUP", None):
+        return _pattern(av, icase)
+    return _UNKNOWN
+
+
+def _pattern(parsed, icase: bool) -> _Info:
+    return _sequence([_node(op, av, icase) for op, av in parsed])
+
+
+@functools.lru_cache(maxsize=4096)
+def cover(pattern: str) -> list[tuple[str, bool]] | None:
+    """Strings (with their case-insensitivity), one of which every match of ``pattern`` contains; None when
+    the pattern cannot be parsed here or has no literal of at least MIN_LITERAL characters in every branch."""
+    text = pattern
+    for rust, python in _RUST_ONLY:
+        text = rust.sub(python, text)
+    try:
+        with warnings.catch_warnings():
+            # Python warns where Rust's syntax means something else (``[[:alpha:]]``, ``[a-z&&[^x]]``): no cover.
+            warnings.simplefilter("error")
+            parsed = sre_parse.parse(text)
+    except (re.error, ValueError, TypeError, OverflowError, RecursionError, IndexError, Warning):
+        return None
+    icase = bool(parsed.state.flags & C.SRE_FLAG_IGNORECASE)
+    try:
+        info = _pattern(parsed, icase)
+    except RecursionError:
+        return None
+    found = info.cover
+    if found is None and info.exact is not None and info.exact.score:
+        found = [info.exact]
+    if found is None or _score(found) < MIN_LITERAL:
+        return None
+    return sorted({(s, one.icase) for one in found for s in one.strings})
+
+
+def cover_pattern(pattern: str) -> str | None:
+    """``cover(pattern)`` as a regex (an alternation of escaped literals), or None."""
+    found = cover(pattern)
+    if found is None:
+        return None
+    plain = [escape(s) for s, icase in found if not icase]
+    folded = [escape(s) for s, icase in found if icase]
+    parts = plain + ([f"(?i:{'|'.join(folded)})"] if folded else [])
+    return "|".join(parts)
+
+
+_META = frozenset("\\.+*?()|[]{}^$#&-~")
+
+
+def escape(literal: str) -> str:
+    """``literal`` as a regex that both Python and Rust read as that literal (Rust refuses some of the escapes
+    ``re.escape`` writes, such as an escaped space)."""
+    return "".join("\\" + c if c in _META else c for c in literal)
+
+
+_GLOBAL_FLAGS = re.compile(r"^\(\?[a-zA-Z]+\)")
+
+
+def members(pattern: str) -> list[str]:
+    """The top-level alternatives of ``pattern`` (``a|(?:b|c)|d`` gives ``a``, ``(?:b|c)``, ``d``), each
+    carrying the pattern's leading global flags (``(?i)``)."""
+    flags = _GLOBAL_FLAGS.match(pattern)
+    prefix = flags.group() if flags else ""
+    body = pattern[len(prefix):]
+    out, start, depth, in_class, i = [], 0, 0, 0, 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            if c == "[":
+                in_class += 1  # a nested class (Rust) or a literal (Python): either way it closes later
+            elif c == "]":
+                in_class -= 1
+        elif c == "[":
+            in_class = 1
+            if body.startswith("^]", i + 1) or body.startswith("]", i + 1):
+                i += 2 if body[i + 1] == "]" else 3  # a leading ']' is a member of the class
+                continue
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            out.append(body[start:i])
+            start = i + 1
+        i += 1
+    out.append(body[start:])
+    return [prefix + m for m in out]
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    """How a prefilter finds the lines that match any of a set of patterns (``plan``), in two steps. A line
+    is wanted when it matches one of ``always``, or when it matches one of ``candidates`` (literal searches
+    for the necessary literals of the other members) and then one of ``confirm`` (those members, run only on
+    the lines the literal search found). The lines wanted are exactly those matching a pattern."""
+
+    always: tuple[str, ...]
+    candidates: tuple[str, ...] = ()
+    confirm: tuple[str, ...] = ()
+
+
+GROUP_LITERALS = 64  # the regex engine's fastest multi-literal search (Teddy) takes up to this many
+FOLD_VARIANTS = 16  # case variants of the piece a case-insensitive literal is searched by
+
+
+def plan(patterns: list[str]) -> ScanPlan:
+    """A ScanPlan for ``patterns``: each member (top-level alternative) with necessary literals is found by
+    a search for them and confirmed on the lines found; the members without run on every line, in one
+    alternation if they begin with a literal and in another if not (an alternation with one member that
+    does not loses the literal search for all: engine/filters.py)."""
+    literals, covered, led, rest = set(), set(), set(), set()
+    for pattern in patterns:
+        for member in members(pattern):
+            found = cover(member)
+            if found is not None and all(s.isascii() for s, icase in found if icase):
+                covered.add(member)
+                for s, icase in found:
+                    literals.update(_case_variants(_fewest_cases(s.lower())) if icase else [s])
+            elif _literal_led(member):
+                led.add(member)
+            else:
+                rest.add(member)
+    searched = _minimal(literals)
+    candidates = tuple("|".join(escape(s) for s in searched[i:i + GROUP_LITERALS])
+                       for i in range(0, len(searched), GROUP_LITERALS))
+    return ScanPlan(_alternations(led, rest), candidates, _alternations(*_by_lead(covered)))
+
+
+def _by_lead(patterns: set[str]) -> tuple[set[str], set[str]]:
+    led = {p for p in patterns if _literal_led(p)}
+    return led, patterns - led
+
+
+def _alternations(*groups: set[str]) -> tuple[str, ...]:
+    return tuple("|".join(f"(?:{m})" for m in sorted(g)) for g in groups if g)
+
+
+def _minimal(strings: set[str]) -> list[str]:
+    # A string that contains another adds nothing to a search for any of them.
+    return sorted(s for s in strings if not any(o != s and o in s for o in strings))
+
+
+def _fewest_cases(literal: str) -> str:
+    """The longest piece of ``literal`` with at most FOLD_VARIANTS case variants (any three characters have
+    at most eight)."""
+    for size in range(len(literal), 3, -1):
+        for at in range(len(literal) - size + 1):
+            piece = literal[at:at + size]
+            if 2 ** sum(c.isalpha() for c in piece) <= FOLD_VARIANTS:
+                return piece
+    return literal[:3]
+
+
+def _case_variants(piece: str) -> list[str]:
+    out = [""]
+    for c in piece:
+        options = {c.lower(), c.upper()} if c.isalpha() else {c}
+        out = [o + x for o in out for x in sorted(options)]
+    return out
+
+
+_FLAGS_OR_GROUP = re.compile(r"^(?:\(\?:|\(\?[a-zA-Z-]+\)|\(\?[a-zA-Z-]+:|\()")
+_LITERAL_START = re.compile(r"(?:[A-Za-z0-9_ <'\"=:,\]-]|\\[\[\]().|])(?:[A-Za-z0-9_ ]|\\[\[\]().])")
+
+
+def _literal_led(pattern: str) -> bool:
+    """Whether ``pattern`` begins with two literal characters (after opening groups and flags), so the engine
+    can search for them before it runs the automaton. A heuristic for grouping, never for correctness."""
+    while (m := _FLAGS_OR_GROUP.match(pattern)):
+        pattern = pattern[m.end():]
+    return _LITERAL_START.match(pattern) is not None

@@ -1,0 +1,144 @@
+"""Necessary literals (diagnose/literals.py) and the prefilter's two-step scan built from them.
+
+The property that matters: a line a pattern matches always holds one of the pattern's literals, so the
+literal search never loses a line; and the scan plan wants exactly the lines one of its patterns matches.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from diagnose.literals import _RUST_ONLY, cover, cover_pattern, escape, members, plan
+from diagnose.parsers import registry
+from diagnose.pipeline import filters_for, load_catalog
+from diagnose.pipeline.settings import Settings
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+@pytest.mark.parametrize("pattern, literals", [
+    # A member that starts with a class: its literal is the fixed text after it.
+    (r"(?:[\w.+/-]+\.so(?:\.\d+)*): undefined symbol: (?:[A-Za-z0-9_]+)|undefined symbol: (?:[A-Za-z0-9_]+)",
+     {": undefined symbol: ", "undefined symbol: "}),
+    # Small classes and optional pieces become a few strings.
+    (r"[Aa]scend(?: plugin)? [Vv]ersion",
+     {"Ascend version", "Ascend Version", "ascend version", "ascend Version", "Ascend plugin version",
+      "Ascend plugin Version", "ascend plugin version", "ascend plugin Version"}),
+    (r"(?:NPU|CUDA) out of memory(?:\.|!)",
+     {"NPU out of memory.", "NPU out of memory!", "CUDA out of memory.", "CUDA out of memory!"}),
+    # ASCII boundaries are zero-width: they join the text on both sides.
+    (r"(?-u:\b)507010(?-u:\b)|Device_Absent", {"507010", "Device_Absent"}),
+    # The longest literal of a sequence is chosen.
+    (r"GPU KV cache usage: (?:9[5-9]|100)\.\d%", {"GPU KV cache usage: "}),
+])
+def test_cover(pattern, literals):
+    assert {s for s, _ in cover(pattern)} == literals
+
+
+def test_case_insensitive_literals_say_so():
+    assert cover(r"(?i:remote[ _]?rank)") == [("remote rank", True), ("remote_rank", True), ("remoterank", True)]
+    assert cover(r"(?i)Ascend ?950") == [("Ascend 950", True), ("Ascend950", True)]
+
+
+@pytest.mark.parametrize("pattern", [
+    r"E[0-9A-Z][0-9]{4}",            # no literal of four characters
+    r"\|\s*[0-9a-f.:]+\(\d+\)\s*\|",  # punctuation only, between classes
+    r"error|\d+",                     # a branch without any literal
+    r"(?:abcd)?efg",                  # every match holds "efg", which is too short
+    r"[[:alpha:]]+ error code",       # Rust's POSIX class reads differently in Python: no cover, not a wrong one
+    r"[a-z&&[^x]]+ error code",       # a class intersection, likewise
+    r"\p{Han}+ failure",              # syntax the parser here does not know
+])
+def test_no_cover(pattern):
+    assert cover(pattern) is None
+
+
+@pytest.mark.parametrize("pattern, parts", [
+    (r"a|(?:b|c)|d", ["a", "(?:b|c)", "d"]),
+    (r"x\|y|z", [r"x\|y", "z"]),
+    (r"[|]a|b", ["[|]a", "b"]),
+    (r"[]|]a|b", ["[]|]a", "b"]),
+    (r"(?i)ab|cd", ["(?i)ab", "(?i)cd"]),
+])
+def test_members(pattern, parts):
+    assert members(pattern) == parts
+
+
+def test_escape_is_read_the_same_by_both_engines():
+    literal = "world_size = 1  # [a-b] (x) {2} ^$ | * + ? . ~ & \\"
+    assert re.fullmatch(escape(literal), literal)
+    assert pl.Series([literal]).str.contains(f"^(?:{escape(literal)})$").item()
+
+
+def _prefilter_members() -> list[str]:
+    rules, _ = load_catalog(Settings())
+    filters = filters_for(rules)
+    patterns = {p for kind in filters.select for p in filters.select[kind]}
+    patterns |= {k.hints for k in registry.KINDS if k.hints}
+    return sorted({m for p in patterns for m in members(p) if cover(m) is not None})
+
+
+MEMBERS = _prefilter_members()
+
+
+def test_most_prefilter_members_have_a_cover():
+    # What the speed of the prefilter rests on (docs/benchmarks.md): if this falls, look for a new member that
+    # begins with a class and has no fixed text.
+    rules, _ = load_catalog(Settings())
+    filters = filters_for(rules)
+    every = {m for kind in filters.select for p in filters.select[kind] for m in members(p)}
+    assert len(MEMBERS) >= 0.9 * len(every)
+
+
+def _strings_of(member: str):
+    text = member
+    for rust, python in _RUST_ONLY:
+        text = rust.sub(python, text)
+    return st.from_regex(text, fullmatch=False, alphabet=st.characters(codec="utf-8", exclude_characters="\n\r"))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_a_line_a_member_matches_holds_one_of_its_literals(data):
+    member = data.draw(st.sampled_from(MEMBERS))
+    try:
+        line = data.draw(_strings_of(member))
+    except Exception:  # noqa: BLE001 - a pattern hypothesis cannot generate from: the samples test covers it
+        return
+    series = pl.Series([line])
+    if series.str.contains(member).item():  # as the program's engine reads it
+        assert series.str.contains(cover_pattern(member)).item(), (member, line)
+
+
+def _sample_lines() -> pl.Series:
+    texts = []
+    for path in sorted(SAMPLES.rglob("*")):
+        if path.is_file() and path.suffix in (".log", ".txt", ".out") and path.stat().st_size < 5_000_000:
+            texts += path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return pl.Series("text", texts)
+
+
+def test_the_plan_wants_exactly_the_lines_a_pattern_matches():
+    """On every line of the samples and every rule's examples, for every kind's prefilter."""
+    rules, _ = load_catalog(Settings())
+    filters = filters_for(rules)
+    examples = [line for r in rules for t in r.tests for line in t.log.splitlines()]
+    lines = pl.concat([_sample_lines(), pl.Series("text", examples, pl.String)])
+    assert lines.len() > 1000
+    for kind, patterns in filters.select.items():
+        hints = registry.get(kind).hints
+        wanted = [hints, *patterns] if hints else list(patterns)
+        scan = plan(wanted)
+        expected = pl.select(pl.any_horizontal([pl.lit(lines).str.contains(p) for p in wanted])).to_series()
+        always = [pl.lit(lines).str.contains(p) for p in scan.always] or [pl.lit(False)]
+        maybe = [pl.lit(lines).str.contains(p) for p in scan.candidates] or [pl.lit(False)]
+        confirm = [pl.lit(lines).str.contains(p) for p in scan.confirm] or [pl.lit(False)]
+        got = pl.select(pl.any_horizontal(always) | (pl.any_horizontal(maybe) & pl.any_horizontal(confirm))).to_series()
+        assert (got == expected).all(), kind
+        assert expected.sum() > 0, kind
