@@ -162,6 +162,7 @@ NAME_BYTES = st.binary(min_size=1, max_size=40).map(lambda b: b.replace(b"/", b"
 
 @settings(max_examples=500, deadline=None)
 @example(raw=b"\x81_!\xc2\x80")  # GBK, then after a "!" a C1 control in UTF-8: each part undone on its own
+@example(raw="\u3000!".encode() + b"\x81_")  # UTF-8 CJK, then GBK: each part found again in its own encoding
 @given(raw=st.one_of(NAME_BYTES, st.text(max_size=30).map(lambda s: s.encode("gb18030", "replace"))))
 def test_every_name_has_a_printable_display_form(raw):
     shown = display(os.fsdecode(raw))

@@ -24,6 +24,7 @@ display path back into the real paths it may stand for (to read evidence lines a
 from __future__ import annotations
 
 import binascii
+import itertools
 import os
 import re
 import struct
@@ -129,8 +130,23 @@ def candidates(shown: str) -> list[str]:
     out = [shown, plain]
     for base in (shown, plain):
         if not base.isascii():  # component by component, split as display() splits them
-            out.append("!".join("/".join(_as_gb18030(p) for p in outer.split("/")) for outer in base.split("!")))
+            out += _gb18030_forms(base)
     return list(dict.fromkeys(out))
+
+
+def _gb18030_forms(base: str) -> list[str]:
+    """``base`` with its Chinese components in GB18030 bytes: all of them, and (for a few) each choice of
+    which, since a name's components may have been written in different encodings (``display`` decodes
+    each on its own)."""
+    outers = [outer.split("/") for outer in base.split("!")]
+    spots = [(i, j) for i, parts in enumerate(outers) for j, p in enumerate(parts) if _as_gb18030(p) != p]
+    choices = itertools.product((False, True), repeat=len(spots)) if len(spots) <= 4 else [(True,) * len(spots)]
+    forms = []
+    for choice in choices:
+        converted = {spot for spot, yes in zip(spots, choice) if yes}
+        forms.append("!".join("/".join(_as_gb18030(p) if (i, j) in converted else p for j, p in enumerate(parts))
+                              for i, parts in enumerate(outers)))
+    return sorted(forms, key=lambda f: -sum(a != b for a, b in zip(f, base)))  # all converted first
 
 
 def _as_gb18030(part: str) -> str:
