@@ -17,10 +17,12 @@ literals are too short to search for, has no cover and is scanned as written.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import re
 import warnings
 from dataclasses import dataclass
+from typing import Mapping
 
 with warnings.catch_warnings():  # the parser module's public alias warns on 3.11+; the private one is the same
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -32,7 +34,7 @@ with warnings.catch_warnings():  # the parser module's public alias warns on 3.1
 
 MIN_LITERAL = 4  # shorter literals are found everywhere: the automaton would run as often as without them
 MAX_STRINGS = 32  # strings of one literal set (``[Aa]scend [Vv]ersion`` is four)
-MAX_CLASS = 4  # a class of at most this many characters is a choice of literals (``[ _]``, ``[Aa]``)
+MAX_CLASS = 10  # a class of at most this many characters is a choice of literals (`[ _]`, `[Aa]`, `[0-9]`)
 
 # Rust-only spellings the Python parser refuses, mapped to ones that mean the same for this analysis.
 _RUST_ONLY = [(re.compile(r"\(\?-u:\\([bB])\)"), r"\\\1"), (re.compile(r"\(\?-u\)"), "")]
@@ -69,12 +71,32 @@ def _score(cover: list[_Set] | None) -> int:
     return min((s.score for s in cover), default=0) if cover else 0
 
 
+# While a cover is chosen: how often each literal was seen in a sample of the lines to scan (``plan``'s
+# ``hits``; None: the longest is taken as the rarest), and the literals considered (``candidate_literals``).
+_HITS: contextvars.ContextVar[Mapping[str, int] | None] = contextvars.ContextVar("hits", default=None)
+_SEEN: contextvars.ContextVar[set | None] = contextvars.ContextVar("seen", default=None)
+
+
+def _cost(cover: list[_Set], hits: Mapping[str, int]) -> int:
+    return sum(hits.get(s.lower() if one.icase else s, 0) for one in cover for s in one.strings)
+
+
 def _better(a: list[_Set] | None, b: list[_Set] | None) -> list[_Set] | None:
+    seen = _SEEN.get()
+    if seen is not None:
+        for cover in (a, b):
+            if cover is not None and _score(cover) >= MIN_LITERAL:
+                seen.update((s, one.icase) for one in cover for s in one.strings)
     if a is None:
         return b
     if b is None:
         return a
-    return b if _score(b) > _score(a) else a
+    hits = _HITS.get()
+    if hits is None or min(_score(a), _score(b)) < MIN_LITERAL:
+        return b if _score(b) > _score(a) else a
+    # Measured: the literals found on fewer lines (``] HCCL(`` begins most lines of an HCCL plog, ``ret[`` none).
+    cost_a, cost_b = _cost(a, hits), _cost(b, hits)
+    return b if cost_b < cost_a or (cost_b == cost_a and _score(b) > _score(a)) else a
 
 
 def _concat(a: _Set, b: _Set) -> _Set | None:
@@ -133,8 +155,15 @@ def _node(op, av, icase: bool) -> _Info:
     if op is C.LITERAL:
         return _Info(_Set(frozenset({chr(av)}), icase), None)
     if op is C.IN:
-        chars = [chr(a) for o, a in av if o is C.LITERAL]
-        if len(chars) == len(av) and len(chars) <= MAX_CLASS:
+        chars: list[str] = []
+        for o, a in av:
+            if o is C.LITERAL:
+                chars.append(chr(a))
+            elif o is C.RANGE and a[1] - a[0] < MAX_CLASS:
+                chars += [chr(c) for c in range(a[0], a[1] + 1)]
+            else:  # a negated class, a category (\d, \w), a wide range
+                return _UNKNOWN
+        if len(chars) <= MAX_CLASS:
             return _Info(_Set(frozenset(chars), icase), None)
         return _UNKNOWN
     if op is C.SUBPATTERN:
@@ -166,9 +195,7 @@ def _pattern(parsed, icase: bool) -> _Info:
 
 
 @functools.lru_cache(maxsize=4096)
-def cover(pattern: str) -> list[tuple[str, bool]] | None:
-    """Strings (with their case-insensitivity), one of which every match of ``pattern`` contains; None when
-    the pattern cannot be parsed here or has no literal of at least MIN_LITERAL characters in every branch."""
+def _parsed(pattern: str):
     text = pattern
     for rust, python in _RUST_ONLY:
         text = rust.sub(python, text)
@@ -176,8 +203,43 @@ def cover(pattern: str) -> list[tuple[str, bool]] | None:
         with warnings.catch_warnings():
             # Python warns where Rust's syntax means something else (``[[:alpha:]]``, ``[a-z&&[^x]]``): no cover.
             warnings.simplefilter("error")
-            parsed = sre_parse.parse(text)
+            return sre_parse.parse(text)
     except (re.error, ValueError, TypeError, OverflowError, RecursionError, IndexError, Warning):
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def cover(pattern: str) -> list[tuple[str, bool]] | None:
+    """Strings (with their case-insensitivity), one of which every match of ``pattern`` contains; None when
+    the pattern cannot be parsed here or has no literal of at least MIN_LITERAL characters in every branch.
+    Of several, the longest (``measured_cover`` takes the one seen least often in a sample of lines)."""
+    return _cover(pattern)
+
+
+def measured_cover(pattern: str, hits: Mapping[str, int]) -> list[tuple[str, bool]] | None:
+    """``cover(pattern)``, choosing among the pattern's literals those with the fewest ``hits`` (how often
+    each of ``candidate_literals`` was seen in a sample of the lines to scan; case-insensitive ones lower-case)."""
+    token = _HITS.set(hits)
+    try:
+        return _cover(pattern)
+    finally:
+        _HITS.reset(token)
+
+
+def candidate_literals(pattern: str) -> set[tuple[str, bool]]:
+    """Every literal a cover of ``pattern`` could be made of (for measuring how often each is seen)."""
+    seen: set = set()
+    token = _SEEN.set(seen)
+    try:
+        found = _cover(pattern)
+    finally:
+        _SEEN.reset(token)
+    return seen | set(found or ())
+
+
+def _cover(pattern: str) -> list[tuple[str, bool]] | None:
+    parsed = _parsed(pattern)
+    if parsed is None:
         return None
     icase = bool(parsed.state.flags & C.SRE_FLAG_IGNORECASE)
     try:
@@ -190,6 +252,32 @@ def cover(pattern: str) -> list[tuple[str, bool]] | None:
     if found is None or _score(found) < MIN_LITERAL:
         return None
     return sorted({(s, one.icase) for one in found for s in one.strings})
+
+
+@functools.lru_cache(maxsize=4096)
+def literal_only(pattern: str) -> bool:
+    """Whether a line matches ``pattern`` exactly when it holds one of ``cover(pattern)``: the pattern is a
+    set of case-sensitive strings, with no anchor, boundary or repetition."""
+    parsed = _parsed(pattern)
+    if parsed is None or parsed.state.flags & C.SRE_FLAG_IGNORECASE:
+        return False
+    info = _pattern(parsed, False)
+    found = cover(pattern)
+    return (info.exact is not None and found is not None and not _asserts(parsed)
+            and not info.exact.icase and {s for s, _ in found} == set(info.exact.strings))
+
+
+def _asserts(parsed) -> bool:
+    for op, av in parsed:
+        if op in (C.AT, C.ASSERT, C.ASSERT_NOT):
+            return True
+        if op is C.SUBPATTERN and (av[1] & C.SRE_FLAG_IGNORECASE or _asserts(av[3])):
+            return True
+        if op is C.BRANCH and any(_asserts(b) for b in av[1]):
+            return True
+        if op in (C.MAX_REPEAT, C.MIN_REPEAT) and _asserts(av[2]):
+            return True
+    return False
 
 
 def cover_pattern(pattern: str) -> str | None:
@@ -261,20 +349,25 @@ class ScanPlan:
     confirm: tuple[str, ...] = ()
 
 
-GROUP_LITERALS = 64  # the regex engine's fastest multi-literal search (Teddy) takes up to this many
-FOLD_VARIANTS = 16  # case variants of the piece a case-insensitive literal is searched by
+FOLD_VARIANTS = 32  # case variants of the piece a case-insensitive literal is searched by
 
 
-def plan(patterns: list[str]) -> ScanPlan:
-    """A ScanPlan for ``patterns``: each member (top-level alternative) with necessary literals is found by
-    a search for them and confirmed on the lines found; the members without run on every line, in one
-    alternation if they begin with a literal and in another if not (an alternation with one member that
-    does not loses the literal search for all: engine/filters.py)."""
-    literals, covered, led, rest = set(), set(), set(), set()
+def plan(patterns: list[str], hits: Mapping[str, int] | None = None) -> ScanPlan:
+    """A ScanPlan for ``patterns``. A member (top-level alternative) that is a set of literal strings is found
+    by a search for them; one with necessary literals, by a search for those and a confirmation on the
+    lines found; the members without run on every line, in one alternation if they begin with a literal
+    and in another if not (an alternation with one member that does not loses the literal search for all:
+    engine/filters.py). All the literals of a plan are one alternation: after logged prompts are masked
+    (pipeline/repair.py) lines are short, and on short lines one search costs less than several. With
+    ``hits`` (``literal_hits`` on a sample), each member is found by its literals seen least often."""
+    final, literals, covered, led, rest = set(), set(), set(), set(), set()
     for pattern in patterns:
         for member in members(pattern):
-            found = cover(member)
+            found = cover(member) if hits is None else measured_cover(member, hits)
             if found is not None and all(s.isascii() for s, icase in found if icase):
+                if literal_only(member):
+                    final.update(s for s, _ in found)
+                    continue
                 covered.add(member)
                 for s, icase in found:
                     literals.update(_case_variants(_fewest_cases(s.lower())) if icase else [s])
@@ -282,10 +375,13 @@ def plan(patterns: list[str]) -> ScanPlan:
                 led.add(member)
             else:
                 rest.add(member)
-    searched = _minimal(literals)
-    candidates = tuple("|".join(escape(s) for s in searched[i:i + GROUP_LITERALS])
-                       for i in range(0, len(searched), GROUP_LITERALS))
-    return ScanPlan(_alternations(led, rest), candidates, _alternations(*_by_lead(covered)))
+    always = [_literal_search(final)] if final else []
+    candidates = (_literal_search(literals),) if literals else ()
+    return ScanPlan((*always, *_alternations(led, rest)), candidates, _alternations(*_by_lead(covered)))
+
+
+def _literal_search(strings: set[str]) -> str:
+    return "|".join(escape(s) for s in _minimal(strings))
 
 
 def _by_lead(patterns: set[str]) -> tuple[set[str], set[str]]:
@@ -303,13 +399,15 @@ def _minimal(strings: set[str]) -> list[str]:
 
 
 def _fewest_cases(literal: str) -> str:
-    """The longest piece of ``literal`` with at most FOLD_VARIANTS case variants (any three characters have
-    at most eight)."""
+    """The piece of ``literal`` a case-insensitive search looks for: the longest with at most FOLD_VARIANTS
+    case variants, preferring one with a space or a sign inside (``fer sh`` of ``infer shape``) and then the
+    middle of the literal: a word's first letters (``infe``) begin many words of ordinary log text."""
     for size in range(len(literal), 3, -1):
-        for at in range(len(literal) - size + 1):
-            piece = literal[at:at + size]
-            if 2 ** sum(c.isalpha() for c in piece) <= FOLD_VARIANTS:
-                return piece
+        pieces = [(at, literal[at:at + size]) for at in range(len(literal) - size + 1)]
+        pieces = [(at, p) for at, p in pieces if 2 ** sum(c.isalpha() for c in p) <= FOLD_VARIANTS]
+        if pieces:
+            middle = (len(literal) - size) / 2
+            return max(pieces, key=lambda ap: (any(not c.isalnum() for c in ap[1][1:-1]), -abs(ap[0] - middle)))[1]
     return literal[:3]
 
 
@@ -331,3 +429,21 @@ def _literal_led(pattern: str) -> bool:
     while (m := _FLAGS_OR_GROUP.match(pattern)):
         pattern = pattern[m.end():]
     return _LITERAL_START.match(pattern) is not None
+
+
+def literal_hits(patterns: list[str], lines) -> dict[str, int]:
+    """How often each literal a cover of ``patterns`` could be made of occurs in ``lines`` (a polars Series),
+    case-insensitive ones counted lower-case: for ``plan``'s ``hits``. Two multi-literal searches."""
+    found = set().union(*(candidate_literals(m) for p in patterns for m in members(p)))
+    hits: dict[str, int] = {}
+    for icase in (False, True):
+        strings = sorted({s.lower() if icase else s for s, i in found if i == icase and (s.isascii() or not icase)})
+        if not strings:
+            continue
+        seen = lines.str.extract_many(strings, ascii_case_insensitive=icase, overlapping=True).explode().drop_nulls()
+        if icase:
+            seen = seen.str.to_lowercase()
+        hits.update(dict(seen.value_counts().iter_rows()))
+    for s, icase in found:
+        hits.setdefault(s.lower() if icase else s, 0)
+    return hits

@@ -161,7 +161,10 @@ def unrecognised(records: pl.DataFrame, keys: pl.DataFrame, top: int | None = TO
     frame = frame.filter(~pl.col("_ex").any().over(["file", "_block"]))
     if frame.height == 0:
         return [], 0
-    frame = frame.with_columns(signature=mask(pl.col("message").fill_null(pl.col("text"))))
+    # Each distinct message is masked once (129,000 candidates of the benchmark bundle hold 21,000).
+    frame = frame.with_columns(_said=pl.col("message").fill_null(pl.col("text")))
+    said = frame.select("_said").unique().with_columns(signature=mask(pl.col("_said")))
+    frame = frame.join(said, on="_said", how="left", nulls_equal=True, maintain_order="left").drop("_said")
     frame = frame.filter(pl.col("signature").str.len_chars() > 0)
     order = ["ts", "file", "line"]
     groups = (

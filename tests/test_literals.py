@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from diagnose.literals import _RUST_ONLY, cover, cover_pattern, escape, members, plan
+from diagnose.literals import _RUST_ONLY, cover, cover_pattern, escape, literal_hits, measured_cover, members, plan
 from diagnose.parsers import registry
 from diagnose.pipeline import filters_for, load_catalog
 from diagnose.pipeline.settings import Settings
@@ -34,11 +34,24 @@ SAMPLES = Path(__file__).resolve().parent.parent / "samples"
      {"NPU out of memory.", "NPU out of memory!", "CUDA out of memory.", "CUDA out of memory!"}),
     # ASCII boundaries are zero-width: they join the text on both sides.
     (r"(?-u:\b)507010(?-u:\b)|Device_Absent", {"507010", "Device_Absent"}),
-    # The longest literal of a sequence is chosen.
-    (r"GPU KV cache usage: (?:9[5-9]|100)\.\d%", {"GPU KV cache usage: "}),
+    # Small ranges and alternatives extend the literal.
+    (r"GPU KV cache usage: (?:9[5-9]|100)\.\d%", {f"GPU KV cache usage: {n}." for n in (95, 96, 97, 98, 99, 100)}),
+    # The longest literal of a sequence is chosen (without a sample: see test_a_measured_cover_...).
+    (r"(?-u:\b)(?:ERR(?:0[0-4]|99)[0-9]{3}) (?:PTA|OPS|DIST|GRAPH|PROF|UNKNOWN)(?-u:\b)",
+     {"ERR00", "ERR01", "ERR02", "ERR03", "ERR04", "ERR99"}),
 ])
 def test_cover(pattern, literals):
     assert {s for s, _ in cover(pattern)} == literals
+
+
+def test_a_measured_cover_takes_the_literals_seen_least_often():
+    pattern = r"\] HCCL\([0-9]+,[^)]*\):[^\n]*?(?-u:\b)ret\[(?:[0-9]{1,2})\]"
+    assert cover(pattern) == [("] HCCL(", False)]  # the longer, but it begins every line of an HCCL plog
+    lines = pl.Series([f"[INFO] HCCL(1,python3):2025-07-23-02:00:0{i}.000.000 [a.cc:1] [2] step {i}" for i in range(9)])
+    hits = literal_hits([pattern], lines)
+    assert hits["] HCCL("] == 9 and hits["ret["] == 0
+    assert measured_cover(pattern, hits) == [("ret[", False)]
+    assert plan([pattern], hits).candidates == (r"ret\[",)
 
 
 def test_case_insensitive_literals_say_so():
@@ -134,11 +147,15 @@ def test_the_plan_wants_exactly_the_lines_a_pattern_matches():
     for kind, patterns in filters.select.items():
         hints = registry.get(kind).hints
         wanted = [hints, *patterns] if hints else list(patterns)
-        scan = plan(wanted)
-        expected = pl.select(pl.any_horizontal([pl.lit(lines).str.contains(p) for p in wanted])).to_series()
-        always = [pl.lit(lines).str.contains(p) for p in scan.always] or [pl.lit(False)]
-        maybe = [pl.lit(lines).str.contains(p) for p in scan.candidates] or [pl.lit(False)]
-        confirm = [pl.lit(lines).str.contains(p) for p in scan.confirm] or [pl.lit(False)]
-        got = pl.select(pl.any_horizontal(always) | (pl.any_horizontal(maybe) & pl.any_horizontal(confirm))).to_series()
-        assert (got == expected).all(), kind
-        assert expected.sum() > 0, kind
+        for scan in (plan(wanted), plan(wanted, literal_hits(wanted, lines))):
+            _wants_exactly(scan, wanted, lines, kind)
+
+
+def _wants_exactly(scan, wanted: list[str], lines: pl.Series, kind: str) -> None:
+    expected = pl.select(pl.any_horizontal([pl.lit(lines).str.contains(p) for p in wanted])).to_series()
+    always = [pl.lit(lines).str.contains(p) for p in scan.always] or [pl.lit(False)]
+    maybe = [pl.lit(lines).str.contains(p) for p in scan.candidates] or [pl.lit(False)]
+    confirm = [pl.lit(lines).str.contains(p) for p in scan.confirm] or [pl.lit(False)]
+    got = pl.select(pl.any_horizontal(always) | (pl.any_horizontal(maybe) & pl.any_horizontal(confirm))).to_series()
+    assert (got == expected).all(), kind
+    assert expected.sum() > 0, kind

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime
 from typing import Any, Callable
@@ -10,7 +11,7 @@ import polars as pl
 
 from diagnose.engine.codes import match_codes
 from diagnose.engine.kinds import KINDS, Match
-from diagnose.engine.traceback_kind import match_traceback
+from diagnose.engine.traceback_kind import exceptions, match_traceback
 from diagnose.messages import messages
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.select import record_condition
@@ -43,11 +44,17 @@ def run_rules(
     rules = [rule for rule in rules if _can_fire(rule, present)]
     quiet = _quiet_pattern_rules(rules, records)
     explained: list[pl.DataFrame] = []  # (file, event) of every hit: error codes on those lines are explained
+    tracebacks: list[pl.DataFrame] = []  # the exceptions of the bundle, found once for all traceback rules
     for rule in rules:
         if rule.id in quiet or rule.match.kind == "code":
             continue
         try:
-            kind = match_traceback if rule.match.kind == "traceback" else KINDS[rule.match.kind]
+            if rule.match.kind == "traceback":
+                if not tracebacks:
+                    tracebacks.append(exceptions(records, signals))
+                kind = functools.partial(match_traceback, rows=tracebacks[0])
+            else:
+                kind = KINDS[rule.match.kind]
             match = kind(rule.match, records, signals, rule.sources or None, series=series)
             if match is not None:
                 findings.append(build_finding(rule, match, records, lang, signals, texts, read_back))
@@ -178,10 +185,10 @@ def signal_facts(rule: Rule, hits: pl.DataFrame, signals: pl.DataFrame | None) -
     rank = ((pl.col("file") == first[0]).cast(pl.Int8) * 4 + same_engine.cast(pl.Int8) * 2
             + (pl.col("node").eq_missing(first[1])).cast(pl.Int8))
     frame = frame.with_columns(_r=rank.fill_null(0)).sort(["_r", "file", "line"], descending=[True, False, False])
+    first_each = frame.select("signal", "value", "text").unique("signal", keep="first", maintain_order=True)
     out: dict[str, Any] = {}
-    for name, value, text in frame.select("signal", "value", "text").iter_rows():
-        if name not in out:
-            out[name] = text if text is not None else (int(value) if value is not None and float(value).is_integer() else value)
+    for name, value, text in first_each.iter_rows():
+        out[name] = text if text is not None else (int(value) if value is not None and float(value).is_integer() else value)
     return out
 
 

@@ -36,8 +36,10 @@ def exceptions(records: pl.DataFrame, signals: pl.DataFrame) -> pl.DataFrame:
 
 
 def match_traceback(m: TracebackMatch, records: pl.DataFrame, signals: pl.DataFrame, sources,
-                    series: pl.DataFrame | None = None) -> Match | None:
-    rows = exceptions(records, signals)
+                    series: pl.DataFrame | None = None, rows: pl.DataFrame | None = None) -> Match | None:
+    """``rows``: ``exceptions(records, signals)``, when the caller computed it once for several rules."""
+    if rows is None:
+        rows = exceptions(records, signals)
     if rows.height == 0:
         return None
     cond = pl.lit(True)

@@ -15,7 +15,7 @@ from dataclasses import replace
 import polars as pl
 
 from diagnose.engine.filters import RuleFilters
-from diagnose.literals import ScanPlan, plan
+from diagnose.literals import ScanPlan, literal_hits, plan
 from diagnose.model import RECORD_SCHEMA, compact_strings
 from diagnose.parsers import generic, registry
 from diagnose.parsers.common import BARE_SGR, FileContext, clean_lines, raw_lines_frame
@@ -81,10 +81,29 @@ class Selected:
 CONTEXT_LINES = 200  # of a kind's context lines per chunk (SourceKind.context_hints)
 
 
+TUNE_LINES = 2000  # a sample of at least this many lines measures which literals are rare
+TUNE_SAMPLE = 20_000  # and the first this many are enough
+_TUNED: dict[tuple[str, tuple[str, ...]], ScanPlan] = {}
+
+
+def scan_plan(hints: str, wanted: tuple[str, ...], sample: pl.Series | None = None) -> ScanPlan:
+    """The kind's hints and the rules' prefilter patterns as one plan of scans (diagnose/literals.py), tuned
+    once per run on the first sample of TUNE_LINES lines of the kind: each pattern is searched by its
+    literals seen least often there. Which literals are searched changes only the speed, never the lines."""
+    key = (hints, wanted)
+    if (tuned := _TUNED.get(key)) is not None:
+        return tuned
+    patterns = [hints, *wanted]
+    if sample is None or sample.len() < TUNE_LINES:
+        return _untuned(key)
+    tuned = plan(patterns, literal_hits(patterns, sample.head(TUNE_SAMPLE)))
+    _TUNED[key] = tuned  # two workers may both tune: either plan is right
+    return tuned
+
+
 @functools.lru_cache(maxsize=64)
-def scan_plan(hints: str, wanted: tuple[str, ...]) -> ScanPlan:
-    """The kind's hints and the rules' prefilter patterns as one plan of scans (built once per run)."""
-    return plan([hints, *wanted])
+def _untuned(key: tuple[str, tuple[str, ...]]) -> ScanPlan:
+    return plan([key[0], *key[1]])
 
 
 def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame:
@@ -95,8 +114,8 @@ def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame
     head, hints = registry.well_formed(kind), source.hints
     if filters.keep is None or head is None or hints is None:
         return frame
-    plan = scan_plan(hints, tuple(filters.select.get(kind, [])))
     frame = mask_logged_prompts(frame)  # no scan need read a logged prompt: most bytes of a request log
+    plan = scan_plan(hints, tuple(filters.select.get(kind, [])), frame["text"])
     text = pl.col("text")
     # A terminal capture colours the head: tested raw, no line would look well-formed and all would be kept.
     if frame.height and frame.select(text.str.contains("\x1b", literal=True).any()

@@ -178,14 +178,16 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
     signal_parts = [t.signals for t in taken]
     series_parts = [t.series for t in taken if t.series.height]
     file_rows = [(one.path, when) for t in taken for one, when in zip(t.infos, t.mtimes)]
+    # One piece per column (rechunk): every later stage filters and joins these frames a few hundred times,
+    # and on a frame of a thousand pieces (one per parse) each of those pays per piece.
     return Parsed(
-        records=pl.concat(record_parts, how="diagonal_relaxed") if record_parts else empty_records(),
-        signals=pl.concat(signal_parts, how="vertical_relaxed") if signal_parts else empty_signals(),
+        records=pl.concat(record_parts, how="diagonal_relaxed", rechunk=True) if record_parts else empty_records(),
+        signals=pl.concat(signal_parts, how="vertical_relaxed", rechunk=True) if signal_parts else empty_signals(),
         inputs=[one for t in taken for one in t.infos],
         skipped=[s for _, s in sorted(skipped, key=lambda x: x[0])],
         errors=[e for _, errs in sorted(file_errors.items()) for e in errs],
-        series=pl.concat(series_parts) if series_parts else empty_series(),
-        stamps=pl.concat(stamp_parts) if stamp_parts else empty_stamps(),
+        series=pl.concat(series_parts, rechunk=True) if series_parts else empty_series(),
+        stamps=pl.concat(stamp_parts, rechunk=True) if stamp_parts else empty_stamps(),
         files=pl.DataFrame(file_rows, schema={"file": pl.String, "mtime": pl.Datetime("us")}, orient="row"),
     )
 

@@ -98,6 +98,11 @@ def mask_logged_prompts(frame: pl.DataFrame) -> pl.DataFrame:
     text = pl.col("text")
     if frame.height == 0 or not frame.select(text.str.contains("prompt: ", literal=True).any()).item():
         return frame
+    return frame.with_columns(text=_masked_prompts())
+
+
+def _masked_prompts() -> pl.Expr:
+    text = pl.col("text")
     raw = text.cast(pl.Binary)  # offsets below are in bytes (str.find gives bytes; str.slice counts characters)
     at = text.str.find("prompt: ", literal=True) + len("prompt: ")
     end = text.str.find(", params: ", literal=True)
@@ -112,7 +117,7 @@ def mask_logged_prompts(frame: pl.DataFrame) -> pl.DataFrame:
 
     both = pl.concat_str(piece(0, at), pl.lit("<masked>"), piece(end, ids - end), pl.lit("<masked>"), piece(closed))
     only_prompt = pl.concat_str(piece(0, at), pl.lit("<masked>"), piece(end))
-    return frame.with_columns(text=pl.when(listed).then(both).when(prompt).then(only_prompt).otherwise(text))
+    return pl.when(listed).then(both).when(prompt).then(only_prompt).otherwise(text)
 
 
 def _join_wraps(frame: pl.DataFrame) -> pl.DataFrame:
