@@ -51,10 +51,19 @@ BARE_SGR = r"\[(?:[0-9]{1,3};)*[0-9]{1,3}m"
 def clean_lines(frame: pl.DataFrame) -> pl.DataFrame:
     """Remove colour codes (also those that lost their ESC in a paste) and CR (vLLM colours its level and
     prefix on a terminal)."""
-    text = pl.col("text").str.replace_all(ANSI, "")
-    if frame.height and frame.select(pl.col("text").str.contains(BARE_SGR).any()).item():
+    if frame.height == 0:
+        return frame
+    col = pl.col("text")
+    # Each replacement only where the chunk has what it removes: most chunks have none, and a replacement
+    # rewrites every line.
+    found = frame.select(esc=col.str.contains("\x1b", literal=True).any(), sgr=col.str.contains(BARE_SGR).any(),
+                         cr=col.str.contains("\r", literal=True).any()).row(0, named=True)
+    text = col.str.replace_all(ANSI, "") if found["esc"] else col
+    if found["sgr"]:
         text = text.str.replace_all(BARE_SGR, "")
-    return frame.with_columns(text.str.replace_all("\r", " ").str.strip_chars_end())
+    if found["cr"]:
+        text = text.str.replace_all("\r", " ")
+    return frame.with_columns(text.str.strip_chars_end())
 
 
 def lines_frame(lines: list[str] | pl.Series, first_line: int = 1) -> pl.DataFrame:

@@ -33,9 +33,9 @@ from diagnose.parsers.kind import SourceKind
 KIND = "plog"
 
 HEAD_ONLY = (
-    r"^\[(?P<level>ERROR|WARNING|WARN|INFO|DEBUG|EVENT|TRACE)\]\s+(?P<module>[A-Z][A-Z0-9_]*)\((?P<pid>\d+),(?P<pname>[^)]*)\):"
+    r"^(?P<head>\[(?P<level>ERROR|WARNING|WARN|INFO|DEBUG|EVENT|TRACE)\]\s+(?P<module>[A-Z][A-Z0-9_]*)\((?P<pid>\d+),(?P<pname>[^)]*)\):"
     r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)-(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:\.(?P<ms>\d{1,3})(?:\.(?P<us>\d{1,3}))?)?"
-    r"\s*\[(?P<loc>[^\]]+?:\d+)\]"
+    r"\s*\[(?P<loc>[^\]]+?:\d+)\])"
 )
 
 # The thread id, by module style; the message is what follows it (the id itself is not kept).
@@ -77,12 +77,12 @@ def file_ids(path: str) -> tuple[int | None, int | None]:
 
 def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     f = pl.col("h").struct.field
-    # The head's fields by capture groups, the message by cutting the head and the thread id off: a capture of
-    # the rest of the line (`(?P<rest>.*)$`) doubles the cost of the extraction, the parser's largest.
+    # The head's fields by capture groups, the message by cutting the head (its length) and the thread id off: a
+    # capture of the rest of the line (`(?P<rest>.*)$`) doubles the cost of the extraction, the parser's largest.
     frame = lines.with_columns(h=pl.col("text").str.extract_groups(HEAD_ONLY))
     parsed = f("level").is_not_null()
     frame = frame.with_columns(
-        _msg=pl.when(parsed).then(pl.col("text").str.replace(HEAD_ONLY, "").str.replace(_TID, "")))
+        _msg=pl.when(parsed).then(pl.col("text").str.slice(f("head").str.len_chars()).str.replace(_TID, "")))
     # The date anywhere in the line, for lines the head did not parse: evaluated on those rows only.
     full = pl.when(~parsed).then(pl.col("text")).otherwise(None)
     frame = frame.with_columns(_raw_text=full).with_columns(_full=full_date_expr("_raw_text")).with_columns(
