@@ -120,3 +120,20 @@ def test_rules_test_warns_about_a_pattern_beside_non_ascii_text(tmp_path):
         encoding="utf-8")
     result = CliRunner().invoke(main, ["rules", "test", str(tmp_path)])
     assert "ASCII word boundary" in result.output, result.output
+
+
+def test_rules_test_warns_about_a_pattern_the_prefilter_cannot_search_for(tmp_path):
+    def rule_with(regex: str) -> str:
+        return ('id = "USR002"\nname = "so-missing"\ncategory = "engine"\nseverity = "error"\n'
+                'title = "A library is missing"\nsummary = "missing"\nremediation = "install it"\n'
+                f'[match]\nkind = "pattern"\nregex = \'{regex}\'\n'
+                '[[test]]\nname = "the message"\nfires = true\nlog = "ERROR libfoo.so: cannot open shared object file"\n'
+                '[[test]]\nname = "fine"\nfires = false\nlog = "INFO loaded libfoo"\n')
+
+    rule = tmp_path / "USR002.so-missing.toml"
+    rule.write_text(rule_with(r"\w+\.so\b"), encoding="utf-8")
+    result = CliRunner().invoke(main, ["rules", "test", str(tmp_path)])
+    assert "no fixed text of 4 characters" in result.output and "match.regex" in result.output, result.output
+    rule.write_text(rule_with(r"\S+\.so: cannot open shared object"), encoding="utf-8")
+    result = CliRunner().invoke(main, ["rules", "test", str(tmp_path)])
+    assert "no fixed text" not in result.output, result.output

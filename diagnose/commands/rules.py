@@ -194,7 +194,22 @@ def _slow_pattern_warnings(rules) -> list[str]:
                              f"({cjk * 1000:.0f} ms against {ascii_only * 1000:.0f} ms on the probe): it leaves the "
                              "regex engine's fast path")
             out += [f"WARN  {rule.id:<8} match.{name}: {note}" for note in notes]
+        for role, sel in rule.match.selectors():
+            if sel.reads_records and sel.regex:  # the patterns the prefilter searches lines for
+                where = "match.regex" if role == "match" else f"match.{role}.regex"
+                out += [f"WARN  {rule.id:<8} {where}: {note}" for note in _unsearchable(sel.regex)]
     return out
+
+
+def _unsearchable(pattern: str) -> list[str]:
+    """A note for each alternative of ``pattern`` the prefilter cannot find by a literal search
+    (diagnose/literals.py): it is run on every line of every chunk instead."""
+    from diagnose.fastregex import dfa_safe
+    from diagnose.literals import cover, members
+
+    return [f"`{m[:60]}` has no fixed text of {4} characters in every branch: the prefilter runs it on every "
+            "line instead of searching for its text (slower on large logs; add a word the message always has)"
+            for m in members(dfa_safe(pattern)) if cover(m) is None]
 
 
 def _written_patterns(table, prefix: str = ""):
