@@ -79,3 +79,31 @@ def _store(folder: Path, target: Path, data: list[dict], prefix: str) -> None:
     finally:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
+
+
+class JsonStore:
+    """Values the program computes from its own data (the prefilter's scan plans of the built-in catalog),
+    kept as one JSON object per ``version`` in the cache folder: a new version (a changed catalog or a
+    changed program) drops the older files of ``prefix``. Best effort, like the TOML cache; concurrent runs
+    may each write their own additions, and then a later run computes what was lost again."""
+
+    def __init__(self, prefix: str, version: str):
+        self.folder = cache_dir()
+        self.prefix = prefix
+        digest = hashlib.sha256(f"{sys.version_info[:2]}\0{version}".encode()).hexdigest()[:32]
+        self.target = self.folder / f"{prefix}{digest}.json" if self.folder is not None else None
+        self.values: dict = {}
+        if self.target is not None:
+            try:
+                data = json.loads(self.target.read_bytes())
+                self.values = data if isinstance(data, dict) else {}
+            except (OSError, ValueError):
+                pass
+
+    def get(self, name: str):
+        return self.values.get(name)
+
+    def put(self, name: str, value) -> None:
+        self.values[name] = value
+        if self.target is not None:
+            _store(self.folder, self.target, self.values, self.prefix)  # type: ignore[arg-type]

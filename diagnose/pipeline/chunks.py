@@ -10,12 +10,16 @@ regex (``RuleFilters.select``). Everything else is counted but not kept.
 from __future__ import annotations
 
 import functools
+import hashlib
 from dataclasses import replace
+from pathlib import Path
 
 import polars as pl
 
 from diagnose.engine.filters import RuleFilters
-from diagnose.literals import ScanPlan, literal_hits, plan
+from diagnose import literals, scanplan
+from diagnose.scanplan import ScanPlan, literal_hits, plan
+from diagnose.tomlcache import JsonStore
 from diagnose.model import RECORD_SCHEMA, compact_strings
 from diagnose.parsers import generic, registry
 from diagnose.parsers.common import BARE_SGR, FileContext, clean_lines, raw_lines_frame
@@ -83,27 +87,47 @@ CONTEXT_LINES = 200  # of a kind's context lines per chunk (SourceKind.context_h
 
 TUNE_LINES = 2000  # a sample of at least this many lines measures which literals are rare
 TUNE_SAMPLE = 20_000  # and the first this many are enough
+TUNE_WHEN = 0.05  # worth it when the untuned plan's literals are on more than this share of the sample
 _TUNED: dict[tuple[str, tuple[str, ...]], ScanPlan] = {}
 
 
 def scan_plan(hints: str, wanted: tuple[str, ...], sample: pl.Series | None = None) -> ScanPlan:
-    """The kind's hints and the rules' prefilter patterns as one plan of scans (diagnose/literals.py), tuned
-    once per run on the first sample of TUNE_LINES lines of the kind: each pattern is searched by its
-    literals seen least often there. Which literals are searched changes only the speed, never the lines."""
+    """The kind's hints and the rules' prefilter patterns as one plan of scans (diagnose/scanplan.py), tuned
+    once per run on the first sample of TUNE_LINES lines of the kind when its literals are common there:
+    each pattern is then searched by its literals seen least often in the sample. Which literals are
+    searched changes only the speed, never the lines kept."""
     key = (hints, wanted)
     if (tuned := _TUNED.get(key)) is not None:
         return tuned
-    patterns = [hints, *wanted]
+    untuned = _untuned(key)
     if sample is None or sample.len() < TUNE_LINES:
-        return _untuned(key)
-    tuned = plan(patterns, literal_hits(patterns, sample.head(TUNE_SAMPLE)))
+        return untuned
+    sample = sample.head(TUNE_SAMPLE)
+    common = untuned.candidates and sample.str.contains(untuned.candidates[0]).mean() > TUNE_WHEN
+    patterns = [hints, *wanted]
+    tuned = plan(patterns, literal_hits(patterns, sample)) if common else untuned
     _TUNED[key] = tuned  # two workers may both tune: either plan is right
     return tuned
 
 
 @functools.lru_cache(maxsize=64)
 def _untuned(key: tuple[str, tuple[str, ...]]) -> ScanPlan:
-    return plan([key[0], *key[1]])
+    """The plan without a sample, from the cache folder when the same patterns were planned before (building
+    one parses a hundred patterns: a tenth of a second per kind, on every small run)."""
+    name = hashlib.sha256("\0".join([key[0], *key[1]]).encode()).hexdigest()
+    stored = _plan_store().get(name)
+    if isinstance(stored, list) and len(stored) == 3:
+        return ScanPlan(*(tuple(part) for part in stored))
+    found = plan([key[0], *key[1]])
+    _plan_store().put(name, [list(found.always), list(found.candidates), list(found.confirm)])
+    return found
+
+
+@functools.cache
+def _plan_store() -> JsonStore:
+    # Keyed by the planner's own source: a changed planner plans again.
+    source = b"".join(Path(module.__file__).read_bytes() for module in (literals, scanplan))
+    return JsonStore("plans-", hashlib.sha256(source).hexdigest())
 
 
 def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame:
@@ -123,7 +147,7 @@ def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame
         frame = clean_lines(frame)
     context = source.context_hints
     # A few scans, evaluated in parallel: "not well-formed" and "wanted" (the hints and the rules' patterns as
-    # literal searches where they can be: diagnose/literals.py).
+    # literal searches where they can be: diagnose/scanplan.py).
     marks = frame.select(
         odd=~text.str.contains(head),
         want=_any(text, plan.always),
@@ -132,7 +156,7 @@ def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame
     )
     odd, want, context = marks["odd"], marks["want"], marks["context"]
     if plan.confirm and (maybe := (marks["maybe"] & ~want & ~odd).arg_true()).len():
-        # The members found by their literals, confirmed on the lines that hold one (diagnose/literals.py).
+        # The members found by their literals, confirmed on the lines that hold one (diagnose/scanplan.py).
         found = frame.select(pl.col("text").gather(maybe)).select(hit=_any(text, plan.confirm))["hit"]
         want = want.scatter(maybe.filter(found), True)
     keep = odd | odd.shift(-1, fill_value=False) | want | (context & (context.cum_sum() <= CONTEXT_LINES))
