@@ -334,3 +334,15 @@ def members(pattern: str) -> list[str]:
         i += 1
     out.append(body[start:])
     return [prefix + m for m in out]
+
+
+_FLAGS_OR_GROUP = re.compile(r"^(?:\(\?:|\(\?[a-zA-Z-]+\)|\(\?[a-zA-Z-]+:|\()")
+_LITERAL_START = re.compile(r"(?:[A-Za-z0-9_ <'\"=:,\]-]|\\[\[\]().|])(?:[A-Za-z0-9_ ]|\\[\[\]().])")
+
+
+def literal_led(pattern: str) -> bool:
+    """Whether ``pattern`` begins with two literal characters (after opening groups and flags), so the engine
+    can search for them before it runs the automaton. A heuristic for grouping, never for correctness."""
+    while (m := _FLAGS_OR_GROUP.match(pattern)):
+        pattern = pattern[m.end():]
+    return _LITERAL_START.match(pattern) is not None

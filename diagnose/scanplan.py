@@ -4,11 +4,10 @@ patterns' necessary literals (diagnose/literals.py), tuned on a sample of the li
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Mapping
 
-from diagnose.literals import candidate_literals, cover, escape, literal_only, measured_cover, members
+from diagnose.literals import candidate_literals, cover, escape, literal_led, literal_only, measured_cover, members
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,7 @@ def plan(patterns: list[str], hits: Mapping[str, int] | None = None) -> ScanPlan
                 covered.add(member)
                 for s, icase in found:
                     literals.update(_case_variants(_fewest_cases(s.lower())) if icase else [s])
-            elif _literal_led(member):
+            elif literal_led(member):
                 led.add(member)
             else:
                 rest.add(member)
@@ -59,7 +58,7 @@ def _literal_search(strings: set[str]) -> str:
 
 
 def _by_lead(patterns: set[str]) -> tuple[set[str], set[str]]:
-    led = {p for p in patterns if _literal_led(p)}
+    led = {p for p in patterns if literal_led(p)}
     return led, patterns - led
 
 
@@ -97,18 +96,6 @@ def _case_variants(piece: str) -> list[str]:
         options = {c.lower(), c.upper()} if c.isalpha() else {c}
         out = [o + x for o in out for x in sorted(options)]
     return out
-
-
-_FLAGS_OR_GROUP = re.compile(r"^(?:\(\?:|\(\?[a-zA-Z-]+\)|\(\?[a-zA-Z-]+:|\()")
-_LITERAL_START = re.compile(r"(?:[A-Za-z0-9_ <'\"=:,\]-]|\\[\[\]().|])(?:[A-Za-z0-9_ ]|\\[\[\]().])")
-
-
-def _literal_led(pattern: str) -> bool:
-    """Whether ``pattern`` begins with two literal characters (after opening groups and flags), so the engine
-    can search for them before it runs the automaton. A heuristic for grouping, never for correctness."""
-    while (m := _FLAGS_OR_GROUP.match(pattern)):
-        pattern = pattern[m.end():]
-    return _LITERAL_START.match(pattern) is not None
 
 
 def literal_hits(patterns: list[str], lines) -> dict[str, int]:

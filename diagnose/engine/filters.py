@@ -17,6 +17,7 @@ import polars as pl
 
 from diagnose.engine.codes import recogniser_pattern
 from diagnose.fastregex import relaxed
+from diagnose.literals import literal_led
 from diagnose.parsers.traceback import EXCEPTION as _EXCEPTION
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.select import signal_condition
@@ -69,27 +70,14 @@ def combined_patterns(rules: list[Rule], text_first: list[Rule] = ()) -> list[st
     members runs on every byte (20 MB/s on request logs, 12 MB/s on MindIE logs, docs/benchmarks.md). The members
     that start with a literal go in one alternation, which keeps its prefilter; the others in a second one."""
     ordered = sorted(relaxed(p) for p in _patterns(rules, text_first))
-    led = [p for p in ordered if _literal_led(p)]
-    rest = [p for p in ordered if not _literal_led(p)]
+    led = [p for p in ordered if literal_led(p)]
+    rest = [p for p in ordered if not literal_led(p)]
     return ["|".join(f"(?:{p})" for p in group) for group in (led, rest) if group]
 
 
 def combined_pattern(rules: list[Rule], text_first: list[Rule] = ()) -> str:
     """All of ``combined_patterns`` as one alternation (for tests and tools; the filters use the groups)."""
     return "|".join(f"(?:{g})" for g in combined_patterns(rules, text_first))
-
-
-_FLAGS_OR_GROUP = re.compile(r"^(?:\(\?:|\(\?[a-zA-Z-]+\))")
-_LITERAL_START = re.compile(r"(?:[A-Za-z0-9_ <'\"=:,\]-]|\\[\[\]().|])(?:[A-Za-z0-9_ ]|\\[\[\]().])")
-
-
-def _literal_led(pattern: str) -> bool:
-    """Whether ``pattern`` begins with two literal characters (after opening groups and flags), so the engine
-    can search for them before it runs the automaton. A top-level alternation whose later branch does not
-    begin with a literal still passes: a heuristic for grouping, never for correctness."""
-    while (m := _FLAGS_OR_GROUP.match(pattern)):
-        pattern = pattern[m.end():]
-    return _LITERAL_START.match(pattern) is not None
 
 
 def _patterns(rules: list[Rule], text_first: list[Rule]) -> set[str]:
