@@ -24,9 +24,9 @@ from typing import Any
 
 import polars as pl
 
-from diagnose.fastregex import dfa_safe
+from diagnose.scan.fastregex import dfa_safe
 from diagnose.model import CATEGORIES, SEVERITIES
-from diagnose.tomlcache import parsed_tomls
+from diagnose.cache import parsed_tomls
 
 LANGS = ("en", "zh")
 _RECOGNISE = {"regex", "example", "near_miss"}
@@ -184,7 +184,7 @@ def _entry(ck: _Checker, fld: str, raw: dict, kind: type) -> Any:
 def load_family(path: Path, check: bool = True, raw: dict | None = None) -> CodeFamily:
     """Load and validate one table; raises CodeTableError listing every problem. ``check=False`` skips
     compiling the regexes and the cross-checks (the built-in tables, which the test suite checks). ``raw``:
-    the file's TOML data when the caller already has it (from diagnose/tomlcache.py)."""
+    the file's TOML data when the caller already has it (from diagnose/cache.py)."""
     ck, path = _Checker(str(path), check), Path(path)
     if raw is None:
         try:

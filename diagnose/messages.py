@@ -26,7 +26,7 @@ CATALOG_FILE = Path(__file__).with_name("messages.toml")
 @cache
 def catalog() -> dict[str, dict[str, Any]]:
     """``"table.key"`` -> ``{"en": ..., "zh": ..., "term": bool}`` (tables may nest: ``page.timeline.title``)."""
-    from diagnose.tomlcache import parsed_tomls
+    from diagnose.cache import parsed_tomls
 
     cached = parsed_tomls([CATALOG_FILE], prefix="messages-")  # JSON in the cache folder: 1 ms, not 15
     if cached is not None:

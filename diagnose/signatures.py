@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 import polars as pl
-from diagnose.fastregex import dfa_safe
+from diagnose.scan.fastregex import dfa_safe
 
 
 TOP_N = 20

@@ -17,7 +17,7 @@ SAMPLES = ROOT / "samples"
 
 @pytest.fixture(scope="session", autouse=True)
 def _catalog_cache_in_tmp(tmp_path_factory):
-    # The parsed rule catalog is cached for the suite's runs, not in the user's home (diagnose/tomlcache.py).
+    # The parsed rule catalog is cached for the suite's runs, not in the user's home (diagnose/cache.py).
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DIAGNOSE_CACHE_DIR", str(tmp_path_factory.mktemp("catalog-cache")))
         yield

@@ -1,4 +1,4 @@
-"""Necessary literals (diagnose/literals.py) and the prefilter's two-step scan built from them (diagnose/scanplan.py).
+"""Necessary literals (diagnose/scan/literals.py) and the prefilter's two-step scan built from them (diagnose/scan/plan.py).
 
 The property that matters: a line a pattern matches always holds one of the pattern's literals, so the
 literal search never loses a line; and the scan plan wants exactly the lines one of its patterns matches.
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from diagnose.literals import _RUST_ONLY, cover, cover_pattern, escape, measured_cover, members
-from diagnose.scanplan import literal_hits, plan
+from diagnose.scan.literals import _RUST_ONLY, cover, cover_pattern, escape, measured_cover, members
+from diagnose.scan.plan import literal_hits, plan
 from diagnose.parsers import registry
 from diagnose.pipeline import filters_for, load_catalog
 from diagnose.pipeline.settings import Settings

@@ -14,7 +14,7 @@ import pytest
 from diagnose.ingest.lines import CHUNK_BYTES, TextInfo, head_lines, iter_line_chunks, peek_head, read_table
 from diagnose.ingest.reread import read_lines
 from diagnose.pipeline import Settings, analyze
-from diagnose.series import signal_rows
+from diagnose.model.series import signal_rows
 
 from conftest import run_json
 

@@ -182,7 +182,7 @@ def rules_test(dirs, no_builtin_rules):
 def _slow_pattern_warnings(rules) -> list[str]:
     """Warnings for patterns that the ASCII boundary rewrite cannot keep equal, or that run far slower on
     non-ASCII text than on ASCII text (a probe over request-log lines with Chinese prompts)."""
-    from diagnose.fastregex import probe, slow_constructs
+    from diagnose.scan.fastregex import probe, slow_constructs
 
     out = []
     for rule in rules:
@@ -203,9 +203,9 @@ def _slow_pattern_warnings(rules) -> list[str]:
 
 def _unsearchable(pattern: str) -> list[str]:
     """A note for each alternative of ``pattern`` the prefilter cannot find by a literal search
-    (diagnose/literals.py): it is run on every line of every chunk instead."""
-    from diagnose.fastregex import dfa_safe
-    from diagnose.literals import cover, members
+    (diagnose/scan/literals.py): it is run on every line of every chunk instead."""
+    from diagnose.scan.fastregex import dfa_safe
+    from diagnose.scan.literals import cover, members
 
     return [f"`{m[:60]}` has no fixed text of {4} characters in every branch: the prefilter runs it on every "
             "line instead of searching for its text (slower on large logs; add a word the message always has)"

@@ -5,7 +5,7 @@
 - ``select``: per line-oriented kind, one alternation of the level words and every rule regex that can read
   that kind, run on raw lines before parsing (the prefilter; see pipeline/chunks.py).
 - ``periodic``: the threshold rules on periodic metrics, so each chunk keeps the lines a finding may quote
-  and sends every sample to the compact series (diagnose/series.py).
+  and sends every sample to the compact series (diagnose/model/series.py).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from diagnose.engine.codes import recogniser_pattern
-from diagnose.fastregex import relaxed
-from diagnose.literals import literal_led
+from diagnose.scan.fastregex import relaxed
+from diagnose.scan.literals import literal_led
 from diagnose.parsers.traceback import EXCEPTION as _EXCEPTION
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.select import signal_condition
-from diagnose.series import Condition, Periodic
+from diagnose.model.series import Condition, Periodic
 
 EXCEPTION_LINE = re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(?:", _EXCEPTION)
 
@@ -105,7 +105,7 @@ def _anonymous_groups(pattern: str) -> str:
 
 
 def series_conditions(rules: list[Rule], periodic: Periodic) -> list[Condition]:
-    """The threshold rules on periodic signals, as conditions a chunk can test (diagnose/series.py)."""
+    """The threshold rules on periodic signals, as conditions a chunk can test (diagnose/model/series.py)."""
     names = set().union(*periodic.values()) if periodic else set()
     out = []
     for rule in rules:

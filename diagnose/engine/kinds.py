@@ -11,7 +11,7 @@ import polars as pl
 
 from diagnose.engine.match import AbsenceMatch, MismatchMatch, PatternMatch, Selector, ThresholdMatch
 from diagnose.engine.select import select, select_signal, signal_condition
-from diagnose.series import signal_rows
+from diagnose.model.series import signal_rows
 
 
 @dataclass

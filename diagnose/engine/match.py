@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from diagnose.fastregex import dfa_safe
+from diagnose.scan.fastregex import dfa_safe
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 SCOPES = ("bundle", "node", "file")

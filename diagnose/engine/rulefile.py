@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from diagnose.tomlcache import parsed_tomls
+from diagnose.cache import parsed_tomls
 from diagnose.engine.match import ACROSS, LEVELS, SCHEMA, SCOPES, SELECTOR_FIELDS, WITHIN, Match, match_from
 from diagnose.model import CATEGORIES, SEVERITIES
 
@@ -385,7 +385,7 @@ def load_rules(dirs: list[Path], trusted: Path | None = None) -> tuple[list[Rule
             errors.append(RuleError(str(folder), "", "no such rule file or folder"))
             continue
         builtin = trusted is not None and folder.is_dir() and folder == trusted
-        cached = parsed_tomls(files) if builtin else None  # see diagnose/tomlcache.py
+        cached = parsed_tomls(files) if builtin else None  # see diagnose/cache.py
         for path in files:
             try:
                 if cached is not None:

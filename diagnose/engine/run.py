@@ -35,7 +35,7 @@ def run_rules(
 
     ``texts`` (file, line, text) holds the lines that only carried signals: rules do not scan them, but a
     finding built on a signal shows its line as evidence. ``series`` holds every periodic metric sample
-    (diagnose/series.py), of which ``signals`` keeps only those rules can report; ``read_back`` gives the
+    (diagnose/model/series.py), of which ``signals`` keeps only those rules can report; ``read_back`` gives the
     text of evidence lines kept in neither.
     """
     findings: list[Finding] = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from diagnose.engine.match import Selector
-from diagnose.series import signal_rows
+from diagnose.model.series import signal_rows
 
 HIT_COLUMNS = ["file", "line", "source", "node", "ts", "rank", "event", "engine", "value", "vtext"]
 
@@ -71,7 +71,7 @@ def signal_condition(sel: Selector) -> pl.Expr:
 def select_signal(sel: Selector, signals: pl.DataFrame, sources,
                   series: pl.DataFrame | None = None) -> pl.DataFrame:
     """Rows of one signal passing the selector's conditions; periodic metrics come from ``series`` (every
-    sample; diagnose/series.py) when given."""
+    sample; diagnose/model/series.py) when given."""
     frame = _sources_filter(signal_rows(sel.signal, signals, series), sources)
     return frame.filter(signal_condition(sel)).select(
         "file",

@@ -1,6 +1,6 @@
 """Read a few lines of a log file back by number, for evidence whose text was not kept in memory.
 
-The pipeline keeps the text of most periodic metric lines out of memory (diagnose/series.py); when a
+The pipeline keeps the text of most periodic metric lines out of memory (diagnose/model/series.py); when a
 finding quotes one, its text is read here: one pass over the file counting newlines per block, splitting only
 the blocks that hold a wanted line. Only files on disk (plain or .gz); archive members and stdin were
 streams, and their evidence shows the signal's value instead.

@@ -19,7 +19,7 @@ import re
 
 import polars as pl
 
-from diagnose.fastregex import dfa_safe
+from diagnose.scan.fastregex import dfa_safe
 from diagnose.model import conform_signals, empty_signals
 from diagnose.parsers.bench_results import (
     Signals,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from diagnose.fastregex import dfa_safe
+from diagnose.scan.fastregex import dfa_safe
 from diagnose.model import conform_signals, empty_signals
 from diagnose.parsers.common import FileContext
 

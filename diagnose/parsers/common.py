@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import polars as pl
-from diagnose.fastregex import dfa_safe
+from diagnose.scan.fastregex import dfa_safe
 
 
 # CSI colour/cursor sequences and OSC titles; vLLM colours level, time and the process prefix.

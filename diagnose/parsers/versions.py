@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from diagnose.fastregex import dfa_safe
+from diagnose.scan.fastregex import dfa_safe
 from diagnose.ingest.nodes import node_from_path
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.common import FileContext

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from diagnose.fastregex import dfa_safe
+from diagnose.scan.fastregex import dfa_safe
 from diagnose.model import conform_signals
 from diagnose.parsers.oom import oom_signals
 
@@ -73,7 +73,7 @@ _FAMILY = {
 }
 
 # Printed every logging interval by every engine: most of a long log's signals. Their lines are not kept
-# in memory unless a rule can quote them (diagnose/series.py).
+# in memory unless a rule can quote them (diagnose/model/series.py).
 PERIODIC_SIGNALS = frozenset(_FAMILY) | {"spec_pos_acceptance"}
 
 # V0 prints the acceptance rate as a fraction (0.550); scale it to percent.
@@ -172,9 +172,9 @@ def derived_signals(signals: pl.DataFrame, series: pl.DataFrame | None = None) -
     first/last draft position acceptance, KV capacity against max_num_seqs, data-parallel engine imbalance per
     logging round, and drift over a run. Documented in model.SIGNALS; returns only the new rows.
 
-    ``series`` holds every periodic row (diagnose/series.py); ``signals`` then holds only some of them. The
+    ``series`` holds every periodic row (diagnose/model/series.py); ``signals`` then holds only some of them. The
     work runs on the compact form (categorical names) and only the rows returned become strings."""
-    from diagnose.series import compact, periodic_rows
+    from diagnose.model.series import compact, periodic_rows
 
     frame = signals.filter(pl.col("source") == KIND)
     if series is not None and series.height:

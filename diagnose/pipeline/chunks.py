@@ -17,15 +17,16 @@ from pathlib import Path
 import polars as pl
 
 from diagnose.engine.filters import RuleFilters
-from diagnose import literals, scanplan
-from diagnose.scanplan import ScanPlan, literal_hits, plan
-from diagnose.tomlcache import JsonStore
+from diagnose.scan import literals
+from diagnose.scan import plan as scanplan
+from diagnose.scan.plan import ScanPlan, literal_hits, plan
+from diagnose.cache import JsonStore
 from diagnose.model import RECORD_SCHEMA, compact_strings
 from diagnose.parsers import generic, registry
 from diagnose.parsers.common import BARE_SGR, FileContext, clean_lines, raw_lines_frame
 from diagnose.pipeline.repair import mask_logged_prompts, repair
-from diagnose.series import empty_series
-from diagnose.series import split as split_series
+from diagnose.model.series import empty_series
+from diagnose.model.series import split as split_series
 
 STAMP_COLUMNS = ["file", "line", "node", "ts", "year_known"]
 
@@ -92,7 +93,7 @@ _TUNED: dict[tuple[str, tuple[str, ...]], ScanPlan] = {}
 
 
 def scan_plan(hints: str, wanted: tuple[str, ...], sample: pl.Series | None = None) -> ScanPlan:
-    """The kind's hints and the rules' prefilter patterns as one plan of scans (diagnose/scanplan.py), tuned
+    """The kind's hints and the rules' prefilter patterns as one plan of scans (diagnose/scan/plan.py), tuned
     once per run on the first sample of TUNE_LINES lines of the kind when its literals are common there:
     each pattern is then searched by its literals seen least often in the sample. Which literals are
     searched changes only the speed, never the lines kept."""
@@ -147,7 +148,7 @@ def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame
         frame = clean_lines(frame)
     context = source.context_hints
     # A few scans, evaluated in parallel: "not well-formed" and "wanted" (the hints and the rules' patterns as
-    # literal searches where they can be: diagnose/scanplan.py).
+    # literal searches where they can be: diagnose/scan/plan.py).
     marks = frame.select(
         odd=~text.str.contains(head),
         want=_any(text, plan.always),
@@ -156,7 +157,7 @@ def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame
     )
     odd, want, context = marks["odd"], marks["want"], marks["context"]
     if plan.confirm and (maybe := (marks["maybe"] & ~want & ~odd).arg_true()).len():
-        # The members found by their literals, confirmed on the lines that hold one (diagnose/scanplan.py).
+        # The members found by their literals, confirmed on the lines that hold one (diagnose/scan/plan.py).
         found = frame.select(pl.col("text").gather(maybe)).select(hit=_any(text, plan.confirm))["hit"]
         want = want.scatter(maybe.filter(found), True)
     keep = odd | odd.shift(-1, fill_value=False) | want | (context & (context.cum_sum() <= CONTEXT_LINES))
@@ -221,7 +222,7 @@ def retain(records: pl.DataFrame, signals: pl.DataFrame, kept: pl.DataFrame,
            filters: RuleFilters) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(the records that can matter, the stamps of lines kept only for their signals); the rest is counted.
     A stamp (STAMP_COLUMNS) dates its line's signals; it has the line's text only when the rules see its
-    signals (``kept``, diagnose/series.py), for evidence."""
+    signals (``kept``, diagnose/model/series.py), for evidence."""
     if filters.keep is None or records.height == 0:
         return records, empty_stamps()
     signal_line = pl.col("line").is_in(signals["line"].unique().implode())

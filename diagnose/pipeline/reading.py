@@ -28,7 +28,7 @@ from diagnose.parsers import registry
 from diagnose.parsers.common import FileContext, raw_lines_frame
 from diagnose.pipeline.chunks import STAMP_COLUMNS, Selected, empty_stamps, parse_chunk, retain, select, split
 from diagnose.pipeline.settings import Settings
-from diagnose.series import empty_series
+from diagnose.model.series import empty_series
 
 
 
@@ -98,7 +98,7 @@ class Parsed:
     skipped: list[Skipped]
     errors: list[str]
     texts: pl.DataFrame | None = None  # lines kept only for their signals (evidence text)
-    series: pl.DataFrame | None = None  # every periodic metric row, compact (diagnose/series.py)
+    series: pl.DataFrame | None = None  # every periodic metric row, compact (diagnose/model/series.py)
     stamps: pl.DataFrame | None = None  # STAMP_COLUMNS (+ text) of lines kept only for their signals, until dated
     files: pl.DataFrame | None = None  # file, mtime: for dating
     extra: dict = field(default_factory=dict)  # what a stage hands a later one (the preflight tap, origins)

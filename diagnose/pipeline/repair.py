@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from diagnose.fastregex import dfa_safe
+from diagnose.scan.fastregex import dfa_safe
 from diagnose.parsers import registry
 
 QUOTE = r"^\s{0,3}>"

@@ -79,7 +79,7 @@ def curve_figures(report: Report, ths: dict[str, list[dict]], findings: list[Fin
                   notes: list[str], msg: Messages) -> list[tuple[str, Any]]:
     import plotly.graph_objects as go
 
-    from diagnose.series import with_series
+    from diagnose.model.series import with_series
 
     signals = with_series(report.signals, report.series)  # every periodic sample, not only those rules saw
     if signals is None or signals.height == 0:

@@ -247,7 +247,7 @@ class Report:
     errors: list[str] = field(default_factory=list)  # internal errors: the run is incomplete
     rules_checked: list[dict[str, str]] = field(default_factory=list)  # id, name, category, severity, title
     signals: pl.DataFrame | None = None  # for curve-drawing reporters (html)
-    series: pl.DataFrame | None = None  # periodic metric rows, compact (diagnose/series.py): html curves
+    series: pl.DataFrame | None = None  # periodic metric rows, compact (diagnose/model/series.py): html curves
     # curve panels of the incident page: (title, unit, signals), from the source kinds that have some
     panels: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)
     # html timeline: dated WARNING+ records and evidence lines, capped (diagnose/timeline.py timeline_frame)

@@ -1,5 +1,5 @@
 """The prefilter's scan plan: how a chunk's lines are searched for any of a set of patterns, built from the
-patterns' necessary literals (diagnose/literals.py), tuned on a sample of the lines when one is given.
+patterns' necessary literals (diagnose/scan/literals.py), tuned on a sample of the lines when one is given.
 """
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from diagnose.literals import candidate_literals, cover, escape, literal_led, literal_only, measured_cover, members
+from diagnose.scan.literals import candidate_literals, cover, escape, literal_led, literal_only, measured_cover, members
 
 
 @dataclass(frozen=True)
