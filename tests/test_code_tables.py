@@ -1,4 +1,4 @@
-"""The error-code tables under rules/codes and their loader (diagnose/codes.py)."""
+"""The error-code tables under knowledge/codes and their loader (diagnose/knowledge/code_tables.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diagnose.codes import (
+from diagnose.knowledge.code_tables import (
     CodeTableError,
     _code_group,
     builtin_codes_dir,
@@ -24,8 +24,8 @@ FAMILIES = {f.family: f for f in load_families(builtin_codes_dir())}
 RECOGNISERS = [(name, i) for name, fam in FAMILIES.items() for i in range(len(fam.recognisers))]
 
 
-def test_builtin_tables_load_and_live_next_to_the_rules():
-    assert builtin_codes_dir() == builtin_rules_dir() / "codes"
+def test_builtin_tables_load_and_live_in_the_knowledge_folder():
+    assert builtin_codes_dir() == builtin_rules_dir().parent / "knowledge" / "codes"
     assert set(FAMILIES) == {"cann", "acl", "hccl", "mindie", "torch_npu"}
     for fam in FAMILIES.values():
         assert fam.title["en"] and fam.title["zh"] and fam.sources and fam.classes

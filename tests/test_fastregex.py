@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from polars.expr.string import ExprStringNameSpace
 
 from diagnose.cli import main
-from diagnose.codes import builtin_codes_dir, load_families
+from diagnose.knowledge.code_tables import builtin_codes_dir, load_families
 from diagnose.engine.rulefile import rule_from_dict
 from diagnose.scan.fastregex import dfa_safe, slow_constructs, unicode_boundaries
 from diagnose.pipeline import analyze, load_catalog

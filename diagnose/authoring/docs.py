@@ -10,7 +10,7 @@ _MATCH_WORDS = {
     "threshold": "a parsed value stays beyond a threshold",
     "absence": "something is seen while its expected companion never is",
     "mismatch": "a value differs across nodes, devices or engines",
-    "code": "an error code of a family (its table under rules/codes/) on a line no other rule explains",
+    "code": "an error code of a family (its table under knowledge/codes/) on a line no other rule explains",
     "traceback": "a Python exception of a type, message or raising frames",
 }
 

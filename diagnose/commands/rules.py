@@ -62,7 +62,7 @@ def rules_list(rule_dirs, category, lang, fmt, config_file=None, no_config=False
         click.echo(f"{len(rows)} rules")
         tables = _code_tables(lang)
         if tables:
-            click.echo("error-code tables (rules/codes/, read by the code rules): " + "; ".join(tables))
+            click.echo("error-code tables (knowledge/codes/, read by the code rules): " + "; ".join(tables))
     sys.exit(EXIT_USAGE if errors else EXIT_CLEAN)
 
 
@@ -162,11 +162,11 @@ def rules_test(dirs, no_builtin_rules):
     for line in _slow_pattern_warnings(rules):
         click.echo(line)
     if not dirs:  # the error-code tables: their examples, near misses and cross-checks
-        from diagnose.codes import CodeTableError, builtin_codes_dir, load_families
+        from diagnose.knowledge.code_tables import CodeTableError, builtin_codes_dir, load_families
 
         try:
             load_families(builtin_codes_dir(), check=True)
-            click.echo("PASS  code tables (rules/codes/): examples found, near misses not, every code classified")
+            click.echo("PASS  code tables (knowledge/codes/): examples found, near misses not, every code classified")
         except CodeTableError as exc:
             for err in exc.errors:
                 click.echo(f"FAIL  {err}")

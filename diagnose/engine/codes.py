@@ -1,6 +1,6 @@
 """The ``code`` match kind: error codes of one family on log lines no other rule explains.
 
-The tables (rules/codes/<family>.toml, loaded by diagnose/codes.py) say how a code of the family is written
+The tables (knowledge/codes/<family>.toml, loaded by diagnose/knowledge/code_tables.py) say how a code of the family is written
 on a line (recognisers), what each known code means, and, for a code no entry lists, what its class (the
 module letter, the number range, the component) says: its category, severity and next step. So a code nobody
 listed still gives a finding in the right category, quoting the code.
@@ -20,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from diagnose.codes import CodeFamily, builtin_codes_dir, classify, load_families
+from diagnose.knowledge.code_tables import CodeFamily, builtin_codes_dir, classify, load_families
 from diagnose.engine.match import CodeMatch
 
 _CACHE: dict[str, dict[str, CodeFamily]] = {}

@@ -90,7 +90,7 @@ def _patterns(rules: list[Rule], text_first: list[Rule]) -> set[str]:
                 patterns.add(_anonymous_groups(sel.regex))
         if rule.match.kind == "traceback":  # exception lines (the frames are read by the parser per chunk)
             patterns.add(EXCEPTION_LINE)
-        if rule.match.kind == "code":  # the lines of an error-code family (rules/codes/)
+        if rule.match.kind == "code":  # the lines of an error-code family (knowledge/codes/)
             found = recogniser_pattern(rule.match.family)
             if found:
                 patterns.add(found)

@@ -53,7 +53,7 @@ SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
                 "missing": ("selector", "what is expected with it and never seen (required)"),
                 "require": ("selector", "fire only where this is seen too"),
                 "scope": ("scope", "bundle (default), node or file: where `missing` is looked for")},
-    "code": {"family": ("str", "an error-code table under rules/codes/ (cann, acl, hccl, mindie, torch_npu)")},
+    "code": {"family": ("str", "an error-code table under knowledge/codes/ (cann, acl, hccl, mindie, torch_npu)")},
     "traceback": {"exception": ("regex", "pattern over the exception type, e.g. `KeyError$` (dotted names too)"),
                   "message": ("regex", "pattern over the exception's message; named groups become summary fields"),
                   "not_message": ("regex", "the message must not match"),
@@ -201,7 +201,7 @@ class MismatchMatch(Match):
 
 @dataclass(frozen=True)
 class CodeMatch(Match):
-    """Error codes of one family (rules/codes/<family>.toml) on log lines that no other rule explains: one
+    """Error codes of one family (knowledge/codes/<family>.toml) on log lines that no other rule explains: one
     finding per code, its category, severity and next step from the table (engine/codes.py)."""
 
     family: str = ""

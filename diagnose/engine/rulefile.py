@@ -248,7 +248,7 @@ class _Check:
         if kind == "traceback" and not any(k in match for k in ("exception", "message", "frames")):
             self.fail("match", "needs at least one of `exception`, `message` or `frames`")
         if kind == "code" and "family" not in match:
-            self.fail("match.family", "missing (the stem of a table under rules/codes/, e.g. \"acl\")")
+            self.fail("match.family", "missing (the stem of a table under knowledge/codes/, e.g. \"acl\")")
 
 
 def load_rule(path: Path, check_patterns: bool = True) -> Rule:
@@ -379,7 +379,7 @@ def load_rules(dirs: list[Path], trusted: Path | None = None) -> tuple[list[Rule
         if folder.is_file():
             files = [folder]
         elif folder.is_dir():
-            # `codes/` holds the error-code family tables (diagnose/codes.py), not rules.
+            # `codes/` holds the error-code family tables (diagnose/knowledge/code_tables.py), not rules.
             files = sorted(p for p in folder.rglob("*.toml") if CODES_DIR not in p.relative_to(folder).parts[:-1])
         else:
             errors.append(RuleError(str(folder), "", "no such rule file or folder"))

@@ -1,4 +1,4 @@
-"""Error-code tables: load and validate ``rules/codes/<family>.toml`` (schema and how-to: docs/code-tables.md).
+"""Error-code tables: load and validate ``knowledge/codes/<family>.toml`` (schema and how-to: docs/code-tables.md).
 
 A table is one family of codes (CANN ``EI0006``, ACL ``507035``, HcclResult ``9``, MindIE ``MIE04E13030A``,
 torch_npu ``ERR02200``): ``family`` (= file stem), ``title.en/.zh``, ``sources``; ``[[recognise]]`` (``regex``
@@ -8,7 +8,7 @@ order, first match wins, so specific classes come first and a catch-all last; ``
 ``name``, the class fields but ``code_regex``, ``echo``: true when the code usually echoes a failure elsewhere, and
 ``generic``: true when it names only the layer that saw an error another code beside it explains).
 
-Unknown fields are errors; every error names the file and field (``rules/codes/acl.toml: code[3].category:
+Unknown fields are errors; every error names the file and field (``knowledge/codes/acl.toml: code[3].category:
 'foo' is not one of ...``). Regexes compile with polars; recognisers get ASCII word boundaries (``fastregex.dfa_safe``)
 so they stay on the DFA fast path on any text. ``classify`` runs ``code_regex`` with Python ``re`` too,
 so class patterns stay plain. API: ``load_families(folder)``, ``classify(family, code)``, ``find_codes(family, line)``.
@@ -27,6 +27,7 @@ import polars as pl
 from diagnose.scan.fastregex import dfa_safe
 from diagnose.model import CATEGORIES, SEVERITIES
 from diagnose.cache import parsed_tomls
+from diagnose.knowledge import builtin_knowledge_dir
 
 LANGS = ("en", "zh")
 _RECOGNISE = {"regex", "example", "near_miss"}
@@ -84,9 +85,9 @@ class CodeFamily:
 
 
 def builtin_codes_dir() -> Path:
-    """``<built-in rules>/codes``, found as ``diagnose.engine.rulefile.builtin_rules_dir()`` finds the rules."""
-    packaged = (here := Path(__file__).resolve().parent) / "_rules"
-    return (packaged if packaged.is_dir() else here.parent / "rules") / "codes"
+    """The code tables shipped in the wheel (``diagnose/_knowledge/codes``), or the repository's
+    ``knowledge/codes`` in a checkout."""
+    return builtin_knowledge_dir() / "codes"
 
 
 def _find(regex: str, line: str) -> list[str]:
