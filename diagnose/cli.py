@@ -1,5 +1,5 @@
 """Command line: the click group and the routing of ``diagnose PATH...`` to ``check``; the commands live in
-``diagnose.commands`` (exit codes: ``diagnose.commands.common``).
+``diagnose.commands`` (exit codes: ``diagnose.commands.console``).
 
 A first argument that names a subcommand runs it, unless a file or folder of that name exists here and
 nothing follows it (``diagnose rules`` in a folder holding ``rules/`` reads the folder). ``diagnose check
@@ -16,7 +16,7 @@ import click
 
 from diagnose import __version__
 from diagnose.commands.check import check
-from diagnose.commands.common import COLOR_CHOICES
+from diagnose.commands.console import COLOR_CHOICES
 from diagnose.commands.expert_load import expert_load
 from diagnose.commands.preflight import preflight
 from diagnose.commands.rules import rules_group
@@ -24,10 +24,10 @@ from diagnose.commands.rules import rules_group
 
 def run(args: list[str] | None = None) -> None:
     """The console entry point (and ``python -m diagnose``): ``main``, with Ctrl-C and SIGTERM turned into one
-    line and exit 130 / 143 (diagnose/interrupts.py), then an exit without Python's last collection, which
+    line and exit 130 / 143 (diagnose/commands/interrupts.py), then an exit without Python's last collection, which
     would walk every object of polars and of the run (30-40 ms, a tenth of a small run) when the process is
     about to give all its memory back anyway."""
-    from diagnose.interrupts import Stopped, report_stopped, stop_on_signals
+    from diagnose.commands.interrupts import Stopped, report_stopped, stop_on_signals
 
     code = 0
     try:

@@ -28,7 +28,7 @@ def _case(name: str, size: int, folder) -> dict:
     assert row["peak_rss_mb"] is not None and row["peak_rss_mb"] < MAX_RSS_MB, row
     if name.startswith("line") and name != "line-table":
         assert row["exit"] == 1 and row["oom_found"], row  # the line after the huge one is still read
-    else:  # nothing else to read (4), or a table read in part (5): diagnose/exitcodes.py
+    else:  # nothing else to read (4), or a table read in part (5): diagnose/commands/exitcodes.py
         assert row["exit"] == (4 if name.startswith("bomb") else 5), row
     return row
 

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from conftest import ROOT
 from diagnose.cli import main
 from diagnose.model import Evidence, Finding, InputFile, Report, Skipped
-from diagnose.redact import Redactor, redact_report
+from diagnose.report.redact import Redactor, redact_report
 from diagnose.report import FORMATS, render
 from diagnose.report import github as gh
 from diagnose.report.sarif import fingerprint, relative_path, relative_uri

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLES, ids, run_cli, run_json
 
-from diagnose.config import ConfigError, discover, load
+from diagnose.commands.config import ConfigError, discover, load
 
 KV = SAMPLES / "kv-exhaustion"  # KV001 (error), KV005 and PRF005 (warnings), MTP004 (info)
 

@@ -162,7 +162,7 @@ def test_a_full_disk_on_output_ends_with_one_clean_message(tmp_path, monkeypatch
     monkeypatch.setattr(outputs.os, "fdopen", full)
     target = tmp_path / "report.out"
     result = run_cli("--format", "json", option, str(target), str(SAMPLES / "healthy"))
-    assert result.exit_code == 6  # an output could not be written (diagnose/exitcodes.py)
+    assert result.exit_code == 6  # an output could not be written (diagnose/commands/exitcodes.py)
     said = [line for line in result.stderr.splitlines() if "No space left on device" in line]
     assert said == [f"diagnose: error: cannot write {option} {target}: No space left on device"]
     assert list(tmp_path.iterdir()) == []  # nothing half-written, no temporary file left

@@ -1,5 +1,5 @@
 """Ctrl-C exits 130 and SIGTERM 143, with one line on standard error and no traceback, whatever the run is
-doing (diagnose/interrupts.py, the entry point diagnose.cli.run)."""
+doing (diagnose/commands/interrupts.py, the entry point diagnose.cli.run)."""
 
 from __future__ import annotations
 

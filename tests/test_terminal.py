@@ -189,7 +189,7 @@ class Clock:
 
 
 def test_progress_line_phase_bytes_percent_and_erased_at_the_end():
-    from diagnose.progress import LineProgress
+    from diagnose.commands.progress import LineProgress
 
     term, clock = FakeTerminal(), Clock()
     bar = LineProgress(term, total=300_000_000, clock=clock)
@@ -207,7 +207,7 @@ def test_progress_line_phase_bytes_percent_and_erased_at_the_end():
 
 
 def test_progress_line_fits_the_terminal_and_keeps_the_file_name():
-    from diagnose.progress import LineProgress
+    from diagnose.commands.progress import LineProgress
 
     bar = LineProgress(FakeTerminal(), total=None, clock=Clock())
     bar.advance(5_000_000, "/data/incidents/2025-07-23/bundle/node-1/ascend/log/debug/plog/plog-9501_2025.log")
@@ -217,7 +217,7 @@ def test_progress_line_fits_the_terminal_and_keeps_the_file_name():
 
 
 def test_no_progress_off_a_terminal_or_when_disabled():
-    from diagnose.progress import progress_reporter
+    from diagnose.commands.progress import progress_reporter
 
     with progress_reporter([KV], stream=io.StringIO()) as progress:
         assert progress is None
@@ -260,7 +260,7 @@ def test_the_pipeline_reports_phases_and_every_byte_chunk_by_chunk(tmp_path, mon
 
 
 def test_input_total_counts_decompressed_bytes(tmp_path):
-    from diagnose.progress import input_total
+    from diagnose.commands.progress import input_total
 
     (tmp_path / "a.log").write_bytes(b"x" * 1000)
     with gzip.open(tmp_path / "b.log.gz", "wb") as fh:
@@ -277,7 +277,7 @@ def test_input_total_counts_decompressed_bytes(tmp_path):
 def test_check_shows_progress_on_a_terminal_and_not_with_q(monkeypatch):
     import types
 
-    import diagnose.progress as progress_mod
+    import diagnose.commands.progress as progress_mod
 
     term = FakeTerminal()
     monkeypatch.setattr(progress_mod, "sys", types.SimpleNamespace(stderr=term))

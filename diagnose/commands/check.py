@@ -8,11 +8,11 @@ import sys
 import click
 
 from diagnose.commands import configured
-from diagnose.commands.common import (
+from diagnose.commands.console import (
     EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, parse_time, use_color, width,
 )
 from diagnose.commands.outputs import MACHINE, deliver, echo_output, extras_of, main_format, output_options
-from diagnose.exitcodes import exit_code
+from diagnose.commands.exitcodes import exit_code
 from diagnose.ingest.names import display
 
 
@@ -61,10 +61,10 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
     """
     from diagnose.engine import load_rules
     from diagnose.findings_baseline import only_new, read_report
-    from diagnose.interrupts import speak
+    from diagnose.commands.interrupts import speak
     from diagnose.messages import messages
     from diagnose.pipeline import Settings, diagnose, filters_for, read_paths
-    from diagnose.progress import progress_reporter
+    from diagnose.commands.progress import progress_reporter
     from diagnose.report import render
     from diagnose.report.reasons import skip_reason
 
@@ -108,7 +108,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
         if progress is not None:
             progress.phase("report")
         if redact:
-            from diagnose.redact import redact_report
+            from diagnose.report.redact import redact_report
 
             report = redact_report(report)
         # Every path given is missing: a usage error, no report (checked below, once the line is erased).

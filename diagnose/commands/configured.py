@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from diagnose.commands.common import EXIT_USAGE, default_lang
+from diagnose.commands.console import EXIT_USAGE, default_lang
 
 
 def config_options(fn):
@@ -41,8 +41,8 @@ def fail(messages) -> None:
 
 
 def file_config(config_file: str | None, no_config: bool):
-    """The diagnose.config.FileConfig that applies (an empty one with --no-config)."""
-    from diagnose.config import ConfigError, find
+    """The diagnose.commands.config.FileConfig that applies (an empty one with --no-config)."""
+    from diagnose.commands.config import ConfigError, find
 
     if config_file and no_config:
         fail("--config and --no-config exclude each other")

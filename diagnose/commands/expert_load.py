@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from diagnose.commands.common import EXIT_CLEAN, EXIT_USAGE, default_lang
+from diagnose.commands.console import EXIT_CLEAN, EXIT_USAGE, default_lang
 
 
 def _day(value: str | None, name: str) -> date | None:

@@ -6,7 +6,7 @@ log, the incident page and the machine formats.
 ``.xml`` JUnit, ``.md``; anything else is text). Every file is written atomically: to a temporary file beside
 the target, then renamed over it, so a reader never sees half a report and a failed write (an unwritable
 folder, a full disk) leaves the target as it was. A failed output is named on standard error, the others
-are still written, and the run exits 6 (diagnose/exitcodes.py).
+are still written, and the run exits 6 (diagnose/commands/exitcodes.py).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from diagnose.commands.common import (
+from diagnose.commands.console import (
     EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, default_lang, exit_code, use_color, width, write_output,
 )
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from diagnose.commands import configured
-from diagnose.commands.common import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, SEVERITY_CHOICES, default_lang, write_output
+from diagnose.commands.console import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, SEVERITY_CHOICES, default_lang, write_output
 
 
 @click.group("rules")

@@ -33,7 +33,7 @@ from diagnose.model.series import empty_series
 
 
 class Progress(Protocol):
-    """What the pipeline tells a progress display (diagnose/progress.py): the phase it is in, and the bytes
+    """What the pipeline tells a progress display (diagnose/commands/progress.py): the phase it is in, and the bytes
     read, once per chunk or small file (from the reading workers' threads too)."""
 
     def phase(self, name: str) -> None: ...

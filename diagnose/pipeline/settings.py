@@ -1,5 +1,5 @@
 """What the user asked for, fixed for the whole run (the rules derive their own filters: engine/filters.py).
-The command line and the configuration file (diagnose/config.py) are merged into it by the commands."""
+The command line and the configuration file (diagnose/commands/config.py) are merged into it by the commands."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import signal
 import sys
 from contextlib import contextmanager
 
-from diagnose.exitcodes import EXIT_INTERRUPTED, EXIT_TERMINATED
+from diagnose.commands.exitcodes import EXIT_INTERRUPTED, EXIT_TERMINATED
 
 _NAMES = {signal.SIGINT: ("interrupted", "SIGINT, Ctrl-C", EXIT_INTERRUPTED),
           signal.SIGTERM: ("terminated", "SIGTERM", EXIT_TERMINATED)}

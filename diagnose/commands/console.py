@@ -1,5 +1,5 @@
 """What every command shares: the language, the terminal width and colour, writing outputs; the exit codes
-are in ``diagnose.exitcodes`` (re-exported here).
+are in ``diagnose.commands.exitcodes`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from datetime import datetime
 
 import click
 
-from diagnose.exitcodes import (  # noqa: F401 - re-exported for the commands
+from diagnose.commands.exitcodes import (  # noqa: F401 - re-exported for the commands
     EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_NOTHING_ANALYSED, EXIT_OUTPUT_FAILED, EXIT_PARTIAL, EXIT_USAGE,
     exit_code,
 )
