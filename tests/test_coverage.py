@@ -1,5 +1,5 @@
 """Never a false clean run: a run that analysed nothing exits 4, a clean run that could not read every input
-exits 5, and every format says so (diagnose/coverage.py, diagnose/commands/exitcodes.py)."""
+exits 5, and every format says so (diagnose/analysis/coverage.py, diagnose/commands/exitcodes.py)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from diagnose.cli import main
 from diagnose.model import Evidence, Finding, InputFile, Report, conform_records, conform_signals
 from diagnose.report.html import downsample, render
-from diagnose.timeline import timeline_frame
+from diagnose.analysis.timeline_events import timeline_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"

@@ -1,5 +1,5 @@
 """CANN plog / device logs, CANN error blocks in any file, the HCCL and device rules, and the root cause
-across ranks (diagnose/parsers/plog.py, diagnose/parsers/cann.py, diagnose/rootcause.py)."""
+across ranks (diagnose/parsers/plog.py, diagnose/parsers/cann.py, diagnose/analysis/rootcause.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from diagnose.parsers.registry import sniff
 from diagnose.model import Finding
 from diagnose.parsers.plog import file_ids
 from diagnose.pipeline import RuleFilters, Settings, analyze, read_paths
-from diagnose.rootcause import find_root_cause
+from diagnose.analysis.rootcause import find_root_cause
 
 from conftest import SAMPLES, run_json
 

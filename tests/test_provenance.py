@@ -1,6 +1,6 @@
 """Evidence never names a file that does not exist: findings on derived lines (preflight facts, validation facts)
 point at the file and line the fact came from; derived inputs are not files read; the comparison's own lines
-are not unrecognised errors; Python source is not sniffed as a log (diagnose/provenance.py)."""
+are not unrecognised errors; Python source is not sniffed as a log (diagnose/analysis/provenance.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Errors no rule knows: candidates, masking, grouping, exclusion of explained records, the report sections,
-starter rules (`diagnose rules new`) and the baseline "new" marking (diagnose/signatures.py)."""
+starter rules (`diagnose rules new`) and the baseline "new" marking (diagnose/analysis/signatures.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import polars as pl
 import pytest
 
-from diagnose import signatures as sig
+from diagnose.analysis import signatures as sig
 from diagnose.authoring import starter
 from diagnose.engine.rulefile import load_rule
 from diagnose.model import conform_records

@@ -11,9 +11,9 @@ import pytest
 from conftest import SAMPLES, ids, run_cli, run_json
 from test_ci_outputs import validate_sarif
 
-from diagnose.fingerprint import file_shape, fingerprints
+from diagnose.analysis.fingerprint import file_shape, fingerprints
 from diagnose.model import Evidence, Finding
-from diagnose.suppression import Suppression, split_signatures
+from diagnose.analysis.suppression import Suppression, split_signatures
 
 KV = SAMPLES / "kv-exhaustion"  # KV001 (error), KV005 and PRF005 (warnings), MTP004 (info), on node-0
 MTP = SAMPLES / "mtp-ineffective"

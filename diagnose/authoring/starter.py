@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from diagnose.signatures import TOKEN_PATTERNS, mask_text
+from diagnose.analysis.signatures import TOKEN_PATTERNS, mask_text
 
 _TOKEN = r"<(?:TS|UUID|REQ|IP|PORT|PATH|SIZE|HEX|PID|RANK|DEV|N)>"
 _SAMPLES = {"<TS>": "2026-01-01 00:00:00", "<UUID>": "123e4567-e89b-12d3-a456-426614174000", "<REQ>": "req-1",

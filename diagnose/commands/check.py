@@ -60,7 +60,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
     6 an output not written, 130/143 interrupted (docs/ci.md).
     """
     from diagnose.engine import load_rules
-    from diagnose.findings_baseline import only_new, read_report
+    from diagnose.analysis.known import only_new, read_report
     from diagnose.commands.interrupts import speak
     from diagnose.messages import messages
     from diagnose.pipeline import Settings, diagnose, filters_for, read_paths

@@ -42,7 +42,7 @@ from typing import Any
 
 from diagnose.engine.rule_selection import split_selectors
 from diagnose.model import SEVERITIES
-from diagnose.suppression import Suppression
+from diagnose.analysis.suppression import Suppression
 
 FILE_NAMES = (".diagnose.toml", "pyproject.toml")
 LANGS = ("en", "zh")

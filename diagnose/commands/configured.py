@@ -102,7 +102,7 @@ def catalog(settings):
     A selector or a suppression naming no rule is a usage error."""
     from diagnose.engine.rule_selection import RuleKey, UnknownSelector, select_rules
     from diagnose.pipeline import SYNTHETIC_RULES, load_all_rules
-    from diagnose.suppression import resolve_rules
+    from diagnose.analysis.suppression import resolve_rules
 
     rules, errors = load_all_rules(settings)
     suppressions, problems = resolve_rules(settings.suppressions, [RuleKey.of(r) for r in rules] + list(SYNTHETIC_RULES))

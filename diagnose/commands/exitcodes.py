@@ -5,7 +5,7 @@
   2    usage or configuration error: a bad option, an invalid rule file or baseline, a path that does not exist
   3    the run is incomplete: a parser or rule failed internally (the report says which)
   4    nothing was analysed: no input could be read, the inputs were empty, --since/--until exclude every
-       record, or a folder held no file of a known kind (diagnose/coverage.py); --allow-empty accepts it
+       record, or a folder held no file of a known kind (diagnose/analysis/coverage.py); --allow-empty accepts it
   5    partial coverage on an otherwise clean run: an input was not read or was read only in part (a reading
        budget, a truncated archive or .gz); findings still exit 1; --allow-partial accepts it
   6    an output file could not be written (-o, --json, --sarif, ...); the other outputs were written
@@ -32,7 +32,7 @@ EXIT_TERMINATED = 143  # 128 + SIGTERM
 def exit_code(report, fail_on: str, exit_zero: bool = False, allow_empty: bool = False,
               allow_partial: bool = False) -> int:
     """The exit code of a finished run (usage errors and failed outputs are decided by the command)."""
-    from diagnose.coverage import nothing_analysed, partial
+    from diagnose.analysis.coverage import nothing_analysed, partial
     from diagnose.model import SEVERITY_RANK
 
     if report.incomplete:

@@ -94,7 +94,7 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
 
 
 def derive_facts(parsed, inputs, skipped, facts_path: str, text: str, origins) -> None:
-    from diagnose import provenance
+    from diagnose.analysis import provenance
 
     parsed.derived = [replace(i, lines=len(origins)) for i in parsed.inputs]
     parsed.inputs = inputs

@@ -155,7 +155,7 @@ class Finding:
     caused_by: str | None = None  # rule id of the finding this one is a consequence of
     facts: dict[str, Any] = field(default_factory=dict)  # the numbers behind the summary
     generic: bool = False  # says only the family of a failure (an unlisted or "inner error" code): ranked after specific ones
-    fingerprint: str | None = None  # stable across runs (diagnose/fingerprint.py): findings baselines, SARIF
+    fingerprint: str | None = None  # stable across runs (diagnose/analysis/fingerprint.py): findings baselines, SARIF
     baseline_state: str | None = None  # with a findings baseline (--baseline report.json): "new" or "known"
 
     def short_where(self, sep: str = ",") -> str:
@@ -218,7 +218,7 @@ class InputFile:
 
 
 # Reasons for skipping a file that is not a log by design (nothing of the incident is lost by not reading it);
-# any other skipped input means the run covered less than it was given (diagnose/coverage.py).
+# any other skipped input means the run covered less than it was given (diagnose/analysis/coverage.py).
 BY_DESIGN = ("binary file", "symbolic link", "link inside archive", "special file", "not a regular file",
              "Python source", "not in the model directory")
 
@@ -250,25 +250,25 @@ class Report:
     series: pl.DataFrame | None = None  # periodic metric rows, compact (diagnose/model/series.py): html curves
     # curve panels of the incident page: (title, unit, signals), from the source kinds that have some
     panels: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)
-    # html timeline: dated WARNING+ records and evidence lines, capped (diagnose/timeline.py timeline_frame)
+    # html timeline: dated WARNING+ records and evidence lines, capped (diagnose/analysis/timeline_events.py)
     timeline: pl.DataFrame | None = None
     # validation runs against a baseline (diagnose/compare.py): metric, scope, baseline, this, change, unit,
     # tolerance, verdict; in to_dict() only when non-empty
     comparisons: list[dict[str, Any]] = field(default_factory=list)
-    # errors no rule explains (diagnose/signatures.py): the top signatures, how many more, and with a JSON
+    # errors no rule explains (diagnose/analysis/signatures.py): the top signatures, how many more, and with a JSON
     # --baseline how many are new; in to_dict() as unrecognised, unrecognised_more, unrecognised_new
     unrecognised: list[dict[str, Any]] = field(default_factory=list)
     unrecognised_more: int = 0
     unrecognised_new: int | None = None
-    # the one-line verdict (diagnose/verdict.py): kind, text, and where it points
+    # the one-line verdict (diagnose/analysis/verdict.py): kind, text, and where it points
     verdict: dict[str, Any] = field(default_factory=dict)
     # inputs the run derived itself (preflight facts, validation facts): not files read; their findings'
     # evidence points at the files the facts came from
     derived: list[InputFile] = field(default_factory=list)
-    # what the run covered (diagnose/coverage.py): status complete / partial / nothing-analysed, the reason,
+    # what the run covered (diagnose/analysis/coverage.py): status complete / partial / nothing-analysed, the reason,
     # the inputs read in part or not read, and a sentence for the reports
     coverage: dict[str, Any] = field(default_factory=dict)
-    # findings and signatures the configuration suppresses, each with its reason (diagnose/suppression.py)
+    # findings and signatures the configuration suppresses, each with its reason (diagnose/analysis/suppression.py)
     suppressed: list[dict[str, Any]] = field(default_factory=list)
     # with a findings baseline (--baseline report.json): how many findings are new; None without one
     findings_new: int | None = None

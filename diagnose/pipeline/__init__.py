@@ -15,7 +15,7 @@ from diagnose.parsers import registry
 from diagnose.pipeline.reading import Parsed, Progress
 from diagnose.pipeline.settings import Settings
 from diagnose.pipeline.stages import diagnose, read, read_paths
-from diagnose.rootcause import ROOT_ID, ROOT_NAME
+from diagnose.analysis.rootcause import ROOT_ID, ROOT_NAME
 
 # Findings that come from a pass rather than a rule file, which --select/--ignore and suppressions may name.
 SYNTHETIC_RULES = (RuleKey(ROOT_ID, ROOT_NAME, "communication"),)

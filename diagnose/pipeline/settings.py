@@ -9,7 +9,7 @@ from pathlib import Path
 
 from diagnose.engine.rule_selection import RuleSelection
 from diagnose.ingest.budget import Budget
-from diagnose.suppression import Suppression
+from diagnose.analysis.suppression import Suppression
 
 
 @dataclass(frozen=True)
@@ -25,4 +25,4 @@ class Settings:
     timeline: bool = True  # build Report.timeline (only the html page draws it)
     # --select/--ignore over the configuration file's select/ignore, lowest priority first (engine/rule_selection.py)
     selection: tuple[RuleSelection, ...] = ()
-    suppressions: tuple[Suppression, ...] = ()  # from the configuration file (diagnose/suppression.py)
+    suppressions: tuple[Suppression, ...] = ()  # from the configuration file (diagnose/analysis/suppression.py)

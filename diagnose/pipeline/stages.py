@@ -4,7 +4,7 @@ report's errors (which makes the run incomplete) and the next stage goes on.
 
     read ─► date ─► derived inputs ─► bundle passes ─► window ─► validate ─► rules ─► rank ─► root cause
          ─► signatures ─► origins (derived lines to their files) ─► triage (fingerprints, suppressions,
-         findings baseline) ─► timeline; then what the run covered (diagnose/coverage.py) and the verdict
+         findings baseline) ─► timeline; then what the run covered (diagnose/analysis/coverage.py) and the verdict
 
 A parser never knows about rules, a rule never opens a file (the rules stage hands the engine a reader for
 evidence lines whose text was not kept), a reporter never re-reads logs: data flows one way.
@@ -25,8 +25,9 @@ from diagnose.model import Finding, Report
 from diagnose.parsers import registry
 from diagnose.pipeline.reading import STAMP_COLUMNS, Parsed, Progress, read_sources
 from diagnose.pipeline.settings import Settings
-from diagnose.rank import rank_findings
-from diagnose.timeline import date_records, redate, timeline_frame
+from diagnose.analysis.rank import rank_findings
+from diagnose.analysis.timeline_events import timeline_frame
+from diagnose.pipeline.dating import date_records, redate
 
 
 @dataclass
@@ -67,7 +68,7 @@ def _guarded(stage: Stage, run: Run, into: list[str]) -> None:
 # --- reading the bundle --------------------------------------------------------------------------------------
 
 def _date(run: Run) -> None:
-    """Year-less stamps get their year (diagnose/timeline.py); lines kept only for their signals are dated
+    """Year-less stamps get their year (diagnose/pipeline/dating.py); lines kept only for their signals are dated
     with the records, and their stamps date the signals and the series."""
     p = run.parsed
     stamps = p.stamps
@@ -115,7 +116,7 @@ def _window(run: Run) -> None:
     p = run.parsed
     dated = p.records.select(n=pl.col("ts").count(), first=pl.col("ts").min(), last=pl.col("ts").max()).row(0)
     p.records, p.signals, p.series = p.records.filter(cond), p.signals.filter(cond), p.series.filter(cond)
-    # A window that leaves no dated record analysed nothing (diagnose/coverage.py).
+    # A window that leaves no dated record analysed nothing (diagnose/analysis/coverage.py).
     p.extra["window"] = {"dated": dated[0], "kept": p.records["ts"].count(), "first": dated[1], "last": dated[2],
                          "since": s.since, "until": s.until}
 
@@ -150,7 +151,7 @@ def read(sources: Iterable, settings: Settings, filters: RuleFilters, progress: 
 
 def read_paths(paths: list[str], settings: Settings, filters: RuleFilters, progress: Progress | None = None) -> Parsed:
     parsed = read(iter_sources(paths, settings.budget), settings, filters, progress)
-    parsed.extra["roots"] = list(paths)  # named files and bundles (diagnose/coverage.py)
+    parsed.extra["roots"] = list(paths)  # named files and bundles (diagnose/analysis/coverage.py)
     return parsed
 
 
@@ -180,36 +181,36 @@ def _rank(run: Run) -> None:
 
 
 def _root_cause(run: Run) -> None:
-    """Across ranks: the rank that failed first goes on top (diagnose/rootcause.py)."""
-    from diagnose.rootcause import find_root_cause
+    """Across ranks: the rank that failed first goes on top (diagnose/analysis/rootcause.py)."""
+    from diagnose.analysis.rootcause import find_root_cause
 
     run.findings = find_root_cause(run.findings, run.rules, run.parsed.records, run.parsed.signals, run.settings.lang)
 
 
 def _timeline(run: Run) -> None:
-    """Dated warnings/errors and evidence lines for the html timeline (capped; diagnose/timeline.py)."""
+    """Dated warnings/errors and evidence lines for the html timeline (capped; diagnose/analysis/timeline_events.py)."""
     if run.settings.timeline:
         run.timeline = timeline_frame(run.parsed.records, run.findings, run.parsed.signals)
 
 
 def _signatures(run: Run) -> None:
-    """Errors no rule explains, grouped into signatures, minus suppressed ones (diagnose/pipeline/triage.py)."""
-    from diagnose.pipeline.triage import unrecognised
+    """Errors no rule explains, grouped into signatures, minus suppressed ones (diagnose/analysis/triage.py)."""
+    from diagnose.analysis.triage import unrecognised
 
     unrecognised(run)
 
 
 def _triage(run: Run) -> None:
-    """Fingerprints, suppressed findings, new/known against a findings baseline (diagnose/pipeline/triage.py)."""
-    from diagnose.pipeline.triage import triage
+    """Fingerprints, suppressed findings, new/known against a findings baseline (diagnose/analysis/triage.py)."""
+    from diagnose.analysis.triage import triage
 
     triage(run)
 
 
 def _origins(run: Run) -> None:
     """Findings on derived lines (preflight and validation facts) point at the files the facts came from
-    (diagnose/provenance.py)."""
-    from diagnose.provenance import relocate
+    (diagnose/analysis/provenance.py)."""
+    from diagnose.analysis.provenance import relocate
 
     items, more, new = run.unrecognised
     run.findings, items = relocate(run.findings, items, run.parsed.extra.get("origins"))
@@ -237,8 +238,8 @@ def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings
         _guarded(stage, run, run.parsed.errors if where == "parsed" else run.errors)
     unrecognised, more, new = run.unrecognised
     p = run.parsed
-    from diagnose.coverage import NOTHING, assess
-    from diagnose.verdict import verdict
+    from diagnose.analysis.coverage import NOTHING, assess
+    from diagnose.analysis.verdict import verdict
 
     findings = run.findings
     coverage = assess(p.inputs, p.derived, p.skipped, findings, p.extra.get("window"), p.extra.get("roots"),

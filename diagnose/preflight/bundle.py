@@ -66,8 +66,8 @@ class Tap:
 
     def finish(self, records: pl.DataFrame):
         """(records, signals, derived inputs, origins): the facts parsed, and where each fact line came from
-        (``diagnose.provenance.Origins``)."""
-        from diagnose import provenance
+        (``diagnose.analysis.provenance.Origins``)."""
+        from diagnose.analysis import provenance
 
         launches = self._launches(records)
         cards = self._cards()

@@ -1,5 +1,5 @@
 """Which file and line each preflight fact came from, so a finding on a fact points at a real place
-(``diagnose/provenance.py``): the ``config.json`` key, the weight map, the quantization description, or the
+(``diagnose/analysis/provenance.py``): the ``config.json`` key, the weight map, the quantization description, or the
 launch (the script line holding the flag, the log line with vLLM's ``non-default args``, the MindIE
 ``config.json`` key).
 

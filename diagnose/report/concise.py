@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from diagnose.coverage import lines_for
+from diagnose.analysis.coverage import lines_for
 from diagnose.messages import Messages, messages
 from diagnose.model import Report
 from diagnose.report.sarif import primary_location

@@ -62,7 +62,7 @@ def annotations(report: Report, paths: list[str] | None = None, max_per_kind: in
         lines.append(command("error", msg("github.incomplete"), title=msg("github.incomplete_title")))
     coverage = report.coverage or {}
     if coverage.get("status") in ("nothing-analysed", "partial"):
-        # A run that analysed nothing is an error, partial coverage a warning (diagnose/coverage.py); files
+        # A run that analysed nothing is an error, partial coverage a warning (diagnose/analysis/coverage.py); files
         # read only in part are listed here, the inputs not read below.
         kind = "error" if coverage["status"] == "nothing-analysed" else "warning"
         in_part = [msg("github.read_in_part", path=relative_path(i["path"], paths), reason=input_note(i["reason"], msg))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from diagnose.coverage import NOTHING, PARTIAL
+from diagnose.analysis.coverage import NOTHING, PARTIAL
 from diagnose.messages import Messages, messages
 from diagnose.model import Report
 from diagnose.report.reasons import input_note, skip_reason

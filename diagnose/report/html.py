@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from diagnose.coverage import lines_for as coverage_lines
+from diagnose.analysis.coverage import lines_for as coverage_lines
 from diagnose.messages import messages
 from diagnose.model import Report
 from diagnose.report.page import sections
@@ -106,7 +106,7 @@ def render(report: Report, lang: str = "en", catalog=None, max_points: int = 150
                   f"<script type=\"application/json\" id=\"plot-config\">{script_json(plot_config(msg.lang))}</script>"]
     parts += ["</head><body>", f"<h1>{e(msg('page.title'))}</h1>",
               f"<div class=\"meta\" id=\"subtitle\">{e(msg('page.subtitle', files=len(report.inputs), lines=lines, skipped=len(report.skipped), findings=len(findings)))}</div>"]
-    # A run that analysed nothing, or not every input, says so first (diagnose/coverage.py).
+    # A run that analysed nothing, or not every input, says so first (diagnose/analysis/coverage.py).
     parts += [f"<div class=\"note\" id=\"coverage\">{e(t)}</div>" for _, t in coverage_lines(report, msg.lang, 10)]
     if findings:
         parts += [sections.root_box(report, msg), sections.findings_table(findings, msg)]

@@ -120,7 +120,7 @@ def render(report: Report, fail_on: str = "error", paths: list[str] | None = Non
 
 
 def _coverage_case(suite: ET.Element, report: Report, allow_empty: bool, allow_partial: bool, counts: dict) -> int:
-    """A run that analysed nothing is an ``error`` testcase, partial coverage a ``failure`` (diagnose/coverage.py),
+    """A run that analysed nothing is an ``error`` testcase, partial coverage a ``failure`` (diagnose/analysis/coverage.py),
     unless --allow-empty / --allow-partial accept them (then the sentence goes to system-out)."""
     cov = report.coverage or {}
     status = cov.get("status")

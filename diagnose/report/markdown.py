@@ -89,7 +89,7 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
                                              if sev[s])
     coverage = getattr(report, "coverage", None) or {}
     nothing = coverage.get("status") == "nothing-analysed"
-    if nothing:  # never "0 findings" for a run that looked at nothing (diagnose/coverage.py)
+    if nothing:  # never "0 findings" for a run that looked at nothing (diagnose/analysis/coverage.py)
         add("## " + msg("markdown.heading_nothing") + "\n\n")
     else:
         add("## " + msg("markdown.heading", n=len(findings)) + (msg("markdown.heading_severities", severities=sev_text)
@@ -142,7 +142,7 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
         if shown < len(findings):
             add("_" + msg("markdown.more_findings", n=len(findings) - shown) + "_\n\n")
 
-    if getattr(report, "unrecognised", None):  # errors no rule explains (diagnose/signatures.py)
+    if getattr(report, "unrecognised", None):  # errors no rule explains (diagnose/analysis/signatures.py)
         add(_unrecognised(report, paths, msg))
     if getattr(report, "comparisons", None):  # validation runs: the table the VAL findings refer to
         from diagnose.report.comparison import comparison_markdown

@@ -10,7 +10,7 @@ Paths are made relative to the input root given on the command line: ``logs/node
 ``job/x.log`` (a nested archive stays a folder: ``job/node-2.tar.gz/x.log``). With several input roots each
 path starts with its root's name. ``partialFingerprints`` hold two hashes: ``diagnoseEvidence/v1``, of rule id +
 that relative path + the evidence text with times and numbers normalised, so the same problem in tomorrow's
-run is the same alert; and ``diagnoseFinding/v1``, the finding's own fingerprint (diagnose/fingerprint.py, the
+run is the same alert; and ``diagnoseFinding/v1``, the finding's own fingerprint (diagnose/analysis/fingerprint.py, the
 ``fingerprint`` of the JSON report and what ``--baseline report.json`` compares). With such a baseline each
 result carries its ``baselineState`` (``new`` or ``unchanged``).
 
@@ -26,8 +26,8 @@ import re
 from urllib.parse import quote
 
 from diagnose import __version__
-from diagnose.coverage import NOTHING, PARTIAL, nothing_analysed
-from diagnose.fingerprint import of_findings
+from diagnose.analysis.coverage import NOTHING, PARTIAL, nothing_analysed
+from diagnose.analysis.fingerprint import of_findings
 from diagnose.messages import Messages, messages
 from diagnose.model import Finding, Report
 from diagnose.report.reasons import input_note, skip_reason
@@ -203,7 +203,7 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
     ] + [
         {"level": "error", "message": {"text": e}, "descriptor": {"id": "internal-error"}} for e in report.errors
     ] + _coverage_notifications(report, msg)
-    # A run that analysed nothing did not execute its analysis (diagnose/coverage.py); partial coverage is a
+    # A run that analysed nothing did not execute its analysis (diagnose/analysis/coverage.py); partial coverage is a
     # warning notification and a property of the invocation.
     invocation = {"executionSuccessful": not report.incomplete and not nothing_analysed(report)}
     if report.coverage:

@@ -41,7 +41,7 @@ def render(report: Report, color: bool = False, width: int = 100, lang: str = "e
         console.print(Hanging(clean(report.verdict["text"]), 0, 2,
                               style=VERDICT_STYLE.get(report.verdict["kind"], "")))
     coverage = getattr(report, "coverage", None) or {}
-    if coverage.get("status") == "partial":  # diagnose/coverage.py: a clean list covers only what was read
+    if coverage.get("status") == "partial":  # diagnose/analysis/coverage.py: a clean list covers only what was read
         console.print(Hanging(clean(coverage["text"]), 0, 2, style="bold yellow"))
     console.print(Hanging(_inputs_line(report, msg), 0, 2, style="dim"))
     note = triage_note(report, msg)  # new/known since a findings baseline; suppressed by the configuration
@@ -56,7 +56,7 @@ def render(report: Report, color: bool = False, width: int = 100, lang: str = "e
             console.print(_details(i, finding, msg))
     elif not report.verdict:
         console.print(Text(msg("text.none"), style="green"))
-    if getattr(report, "unrecognised", None):  # errors no rule explains (diagnose/signatures.py)
+    if getattr(report, "unrecognised", None):  # errors no rule explains (diagnose/analysis/signatures.py)
         from diagnose.report.text_unrecognised import unrecognised
 
         console.print()

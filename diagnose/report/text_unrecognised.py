@@ -1,4 +1,4 @@
-"""The terminal report's section on errors no rule explains (diagnose/signatures.py): per signature its
+"""The terminal report's section on errors no rule explains (diagnose/analysis/signatures.py): per signature its
 count, the signature, when and where, and one example line, each wrapped under its own indent. Texts from
 the message catalog (``[text.unrecognised]``)."""
 

@@ -110,7 +110,7 @@ def facts_lines(rows: list[dict], notes: list[str]) -> list[str]:
 
 def placed_facts(rows: list[dict], notes: list[tuple[str, tuple[str, int] | None]]):
     """The facts text as (line, origin) pairs: the origin is the result file and line the compared value
-    was read from (diagnose/provenance.py), so findings on a fact point there, not at ``<validation>``."""
+    was read from (diagnose/analysis/provenance.py), so findings on a fact point there, not at ``<validation>``."""
     lines: list[tuple[str, tuple[str, int] | None]] = [("# diagnose validation facts v1", None)]
     lines += notes
     for row in rows:
@@ -182,7 +182,7 @@ def apply_validation(parsed, baseline_path: str | None, read_run=None) -> tuple[
     lines = [line for line, _ in placed]
     extra_signals = []
     if len(lines) > 1:
-        from diagnose import provenance
+        from diagnose.analysis import provenance
 
         ctx = FileContext(path=VIRTUAL_FILE, node=None, kind=comparison.KIND, mtime=None)
         recs, sigs = comparison.parse(lines_frame(lines), ctx)

@@ -40,7 +40,7 @@ def _unrecognised_index(frame: pl.DataFrame, report: Report) -> pl.DataFrame:
     items = getattr(report, "unrecognised", None) or []
     if not items or frame.height == 0:
         return frame.with_columns(_uno=pl.lit(None, pl.Int32))
-    from diagnose.signatures import mask
+    from diagnose.analysis.signatures import mask
 
     sigs = pl.DataFrame({"_sig": [u["signature"] for u in items], "_uno": list(range(1, len(items) + 1))},
                         schema={"_sig": pl.String, "_uno": pl.Int32}).unique("_sig", keep="first")

@@ -2,7 +2,7 @@
 
 An earlier ``diagnose --format json`` (or ``--json FILE``) report is the baseline. A finding is known when the
 baseline holds a finding (or a suppressed finding) of the same rule id with the same fingerprint
-(diagnose/fingerprint.py); otherwise it is new. Known findings stay in every report, marked; with
+(diagnose/analysis/fingerprint.py); otherwise it is new. Known findings stay in every report, marked; with
 ``--fail-on-new`` only new findings (and new unrecognised error signatures) decide the exit code, so a CI
 job can adopt diagnose on logs that already have known problems and still fail on the next one.
 
@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from diagnose.fingerprint import of_report_finding
+from diagnose.analysis.fingerprint import of_report_finding
 
 
 def read_report(path: str | None) -> dict[str, Any] | None:

@@ -2,7 +2,7 @@
 SARIF's ``partialFingerprints`` compare.
 
 A fingerprint hashes the rule id, the shape of the first evidence line's file name and the signature of that
-line (diagnose/signatures.py: times, ids, addresses, paths, sizes and numbers masked). It leaves out what
+line (diagnose/analysis/signatures.py: times, ids, addresses, paths, sizes and numbers masked). It leaves out what
 changes from one run of the same problem to the next: timestamps, line numbers, counts, pids, which node
 happened to log first, and the folder or archive the logs were collected into. Only the file's own name
 takes part, with its digits masked (``plog-2873_20250701093000123.log`` -> ``plog-#_#.log``), so
@@ -20,7 +20,7 @@ import re
 
 import polars as pl
 
-from diagnose.signatures import mask
+from diagnose.analysis.signatures import mask
 
 VERSION = "v1"
 _DIGITS = re.compile(r"\d+")

@@ -5,14 +5,14 @@ verdict, so what the configuration suppresses neither leads the report nor decid
 from __future__ import annotations
 
 from diagnose.engine.rule_selection import RuleKey, is_selected
-from diagnose.findings_baseline import known_fingerprints, mark, read_report
-from diagnose.fingerprint import of_findings
-from diagnose.signatures import TOP_N, compute, mark_new, section
-from diagnose.suppression import split_findings, split_signatures
+from diagnose.analysis.known import known_fingerprints, mark, read_report
+from diagnose.analysis.fingerprint import of_findings
+from diagnose.analysis.signatures import TOP_N, compute, mark_new, section
+from diagnose.analysis.suppression import split_findings, split_signatures
 
 
 def unrecognised(run) -> None:
-    """Errors no rule explains, grouped into signatures (diagnose/signatures.py). With signature
+    """Errors no rule explains, grouped into signatures (diagnose/analysis/signatures.py). With signature
     suppressions every signature is computed, so the top ones and the counts are those of what is left."""
     s, p = run.settings, run.parsed
     if not any(sup.signature is not None for sup in s.suppressions):
