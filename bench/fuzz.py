@@ -40,7 +40,7 @@ from diagnose.ingest.budget import Budget  # noqa: E402
 from diagnose.ingest.metered import ARCHIVE_ERRORS, Ratio, SourceFile, source  # noqa: E402
 from diagnose.model import RECORD_SCHEMA, Skipped  # noqa: E402
 from diagnose.parsers import registry  # noqa: E402
-from diagnose.parsers.common import FileContext, lines_frame  # noqa: E402
+from diagnose.parsers.lineframe import FileContext, lines_frame  # noqa: E402
 from diagnose.pipeline import RuleFilters, Settings, diagnose, filters_for, load_catalog, read  # noqa: E402
 from diagnose.report import render  # noqa: E402
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from diagnose.parsers.common import FileContext, lines_frame
+from diagnose.parsers.lineframe import FileContext, lines_frame
 from diagnose.parsers.registry import parser_for
 
 

@@ -19,8 +19,8 @@ from diagnose.expertload.load import load
 from diagnose.expertload.metrics import analyse
 from diagnose.expertload.placement import map_json, place_layer, rank_loads, recommend
 from diagnose.parsers.registry import sniff
-from diagnose.parsers.common import FileContext, lines_frame
-from diagnose.parsers.expert_hotspot import parse as parse_hotspot
+from diagnose.parsers.lineframe import FileContext, lines_frame
+from diagnose.parsers.kinds.expert_hotspot import parse as parse_hotspot
 from diagnose.pipeline import RuleFilters, Settings, read
 from diagnose.ingest.walk import iter_sources
 

@@ -12,8 +12,8 @@ import helpers
 from conftest import SAMPLES, run_json
 from diagnose.authoring.fixtures import evaluate
 from diagnose.parsers.registry import sniff
-from diagnose.parsers import mindie
-from diagnose.parsers.oom import oom_signals
+from diagnose.parsers.kinds import mindie
+from diagnose.parsers.families.oom import oom_signals
 
 
 def parse(text: str, kind: str = "mindie", path: str = "node-0/mindieservice_daemon.log"):

@@ -10,7 +10,7 @@ from diagnose.engine.kinds import match_mismatch
 from diagnose.parsers.registry import sniff
 from diagnose.model import conform_signals
 from diagnose.parsers.registry import signal_docs
-from diagnose.parsers import npusmi, versions
+from diagnose.parsers.kinds import npusmi, versions
 from diagnose.pipeline import RuleFilters, Settings, analyze, read_paths
 
 A2 = """\

@@ -1,5 +1,5 @@
 """CANN plog / device logs, CANN error blocks in any file, the HCCL and device rules, and the root cause
-across ranks (diagnose/parsers/plog.py, diagnose/parsers/cann.py, diagnose/analysis/rootcause.py)."""
+across ranks (diagnose/parsers/kinds/plog.py, diagnose/parsers/families/cann.py, diagnose/analysis/rootcause.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from diagnose.authoring.fixtures import evaluate
 from diagnose.engine.rulefile import rule_from_dict
 from diagnose.parsers.registry import sniff
 from diagnose.model import Finding
-from diagnose.parsers.plog import file_ids
+from diagnose.parsers.kinds.plog import file_ids
 from diagnose.pipeline import RuleFilters, Settings, analyze, read_paths
 from diagnose.analysis.rootcause import find_root_cause
 

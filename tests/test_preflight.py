@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from diagnose.parsers import preflight as facts_parser
-from diagnose.parsers.common import FileContext, lines_frame
+from diagnose.parsers.kinds import preflight_facts as facts_parser
+from diagnose.parsers.lineframe import FileContext, lines_frame
 from diagnose.preflight import checks, launch as launch_mod, modelcard
 
 from conftest import SAMPLES, run_cli

@@ -1,4 +1,4 @@
-"""Profiler parser (diagnose/parsers/profiling/) and the operators/performance rules built on it."""
+"""Profiler parser (diagnose/parsers/kinds/profiling/) and the operators/performance rules built on it."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 
 from diagnose.authoring.fixtures import evaluate
 from diagnose.parsers.registry import parser_for
-from diagnose.parsers.common import FileContext, lines_frame
-from diagnose.parsers.profiling import cross_file_signals, folder_key, parse_stream, rank_from_path, streamed
-from diagnose.parsers.profiling.trace import parse_trace_stream
+from diagnose.parsers.lineframe import FileContext, lines_frame
+from diagnose.parsers.kinds.profiling import cross_file_signals, folder_key, parse_stream, rank_from_path, streamed
+from diagnose.parsers.kinds.profiling.trace import parse_trace_stream
 
 from conftest import SAMPLES, run_json
 
@@ -496,8 +496,8 @@ def test_large_trace_view_is_read_in_bounded_memory(tmp_path):
     reps = _write_big_trace(path, 200)
     script = (
         "import json, resource, sys\n"
-        "from diagnose.parsers import profiling\n"
-        "from diagnose.parsers.common import FileContext\n"
+        "from diagnose.parsers.kinds import profiling\n"
+        "from diagnose.parsers.lineframe import FileContext\n"
         "ctx = FileContext(path=sys.argv[1], node=None, kind='profiler', mtime=None)\n"
         "with open(sys.argv[1], 'rb') as f:\n"
         "    records, signals = profiling.parse_stream(f, ctx)\n"

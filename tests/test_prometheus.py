@@ -84,7 +84,7 @@ def test_two_snapshots_give_the_rates_of_the_interval_and_a_restart_is_not_negat
     assert code == 1 and ids[:2] == ["MTP005", "KV007"], ids
     kv = next(f for f in data["findings"] if f["rule_id"] == "KV007")
     assert "59 in the last interval" in kv["summary"] and "99.3%" in kv["summary"]
-    from diagnose.parsers.prometheus import _rates
+    from diagnose.parsers.kinds.prometheus import _rates
 
     rows = pl.DataFrame({
         "file": ["a", "b"], "line": [1, 1], "source": ["vllm-metrics"] * 2, "node": ["n"] * 2,

@@ -17,7 +17,7 @@ from diagnose.ingest.names import candidates, display, zip_member_name
 from diagnose.ingest.walk import SourceFile
 from diagnose.model import RECORD_SCHEMA
 from diagnose.parsers import registry
-from diagnose.parsers.common import FileContext, lines_frame
+from diagnose.parsers.lineframe import FileContext, lines_frame
 from diagnose.pipeline import RuleFilters, Settings, read
 
 # Well-formed heads of each kind (written for these tests), so the generated lines reach the parsers' real paths.

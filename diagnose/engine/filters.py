@@ -18,7 +18,7 @@ import polars as pl
 from diagnose.engine.codes import recogniser_pattern
 from diagnose.scan.fastregex import relaxed
 from diagnose.scan.literals import literal_led
-from diagnose.parsers.traceback import EXCEPTION as _EXCEPTION
+from diagnose.parsers.families.traceback import EXCEPTION as _EXCEPTION
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.select import signal_condition
 from diagnose.model.series import Condition, Periodic

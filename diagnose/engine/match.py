@@ -211,7 +211,7 @@ class CodeMatch(Match):
 
 @dataclass(frozen=True)
 class TracebackMatch(Match):
-    """Python exceptions (the ``exception`` signals of parsers/traceback.py) by type, message and the frames
+    """Python exceptions (the ``exception`` signals of parsers/families/traceback.py) by type, message and the frames
     that raised them. Without ``exception``, a traceback whose exception line was lost still matches by its
     frames."""
 

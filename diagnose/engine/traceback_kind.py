@@ -1,6 +1,6 @@
 """The ``traceback`` match kind: Python exceptions by type, message and the frames that raised them.
 
-It reads the ``exception`` and ``exception_frames`` signals (diagnose/parsers/traceback.py): one pair per
+It reads the ``exception`` and ``exception_frames`` signals (diagnose/parsers/families/traceback.py): one pair per
 traceback, on its exception line. Tracebacks are text wherever they appear, so the rule's ``sources`` do not
 limit it. The evidence is the exception line; ``{exception}``, ``{message}``, ``{frame}`` (the innermost frame
 that matched ``frames``, else the innermost one) and the message pattern's named groups are summary fields.

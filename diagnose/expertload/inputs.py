@@ -23,7 +23,7 @@ import regex
 
 from diagnose.ingest.walk import SourceFile, iter_sources
 from diagnose.model import Skipped
-from diagnose.parsers.expert_hotspot import block_period
+from diagnose.parsers.kinds.expert_hotspot import block_period
 
 DUMP_NAME = regex.compile(r"(?:^|[/!\\])(prefill|decode)_(\d+)\.csv$", regex.IGNORECASE)
 DAY_IN_PATH = regex.compile(r"(?<!\d)(20\d\d)-?(0[1-9]|1[0-2])-?(0[1-9]|[12]\d|3[01])(?!\d)")

@@ -6,7 +6,7 @@ about a dozen signal rows per line, most of a long log's signals. As ordinary si
 
 - the *series*: every periodic row, with categorical names and no constant columns (36 bytes a row). Rules
   read periodic metrics from it (``signal_rows``: threshold runs, absence counts, ``also`` conditions), and
-  so do derived signals (parsers/vllm_signals.py) and the html curves;
+  so do derived signals (parsers/kinds/vllm_signals.py) and the html curves;
 - the signals frame, only for the lines a finding may quote (``kept_lines``): lines where a threshold rule's
   conditions all hold (its evidence), and the first lines of each engine and signal in a chunk (the first
   evidence of an absence rule). Those lines keep their text in memory; any other quoted line is read back

@@ -9,7 +9,7 @@ from typing import Callable, Mapping
 
 import polars as pl
 
-from diagnose.parsers.common import FileContext
+from diagnose.parsers.lineframe import FileContext
 
 Parser = Callable[[pl.DataFrame, FileContext], tuple[pl.DataFrame, pl.DataFrame]]
 BundlePass = Callable[[pl.DataFrame, "pl.DataFrame | None"], pl.DataFrame]

@@ -3,7 +3,7 @@ collects them. Everything that depends on a kind reads it from here: sniffing a 
 that drops lines no rule or signal can use, which kinds are read line by line and which in batches, the
 periodic series, the bundle-wide passes, the documented signals and the curves of the incident page.
 
-Adding a kind: write its module in this package (a ``parse`` function and a ``SOURCE = SourceKind(...)``, or
+Adding a kind: write its module in ``diagnose/parsers/kinds/`` (a ``parse`` function and a ``SOURCE = SourceKind(...)``, or
 ``SOURCES`` for several) and give it tests and a sample; the registry finds it. Adding a line variant to a kind
 touches only its module. See docs/architecture.md.
 """
@@ -16,16 +16,17 @@ from typing import Mapping
 import importlib
 import pkgutil
 
-import diagnose.parsers as _package
-from diagnose.parsers import cann, generic, oom, traceback
-from diagnose.parsers.common import ANSI, BARE_SGR
+import diagnose.parsers.kinds as _package
+from diagnose.parsers.families import cann, oom, traceback
+from diagnose.parsers.kinds import generic
+from diagnose.parsers.lineframe import ANSI, BARE_SGR
 from diagnose.parsers.kind import BundlePass, Panel, Parser, SourceKind, head_only
 
 def _collect() -> tuple[SourceKind, ...]:
     """Every ``SOURCE``/``SOURCES`` declared by a module of this package (the generic text kind aside)."""
     kinds: list[SourceKind] = []
     for info in sorted(pkgutil.iter_modules(_package.__path__), key=lambda m: m.name):
-        if info.name in ("registry", "kind", "generic"):
+        if info.name == "generic":
             continue
         module = importlib.import_module(f"{_package.__name__}.{info.name}")
         declared = getattr(module, "SOURCES", None) or ((module.SOURCE,) if hasattr(module, "SOURCE") else ())

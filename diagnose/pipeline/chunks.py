@@ -22,8 +22,9 @@ from diagnose.scan import plan as scanplan
 from diagnose.scan.plan import ScanPlan, literal_hits, plan
 from diagnose.cache import JsonStore
 from diagnose.model import RECORD_SCHEMA, compact_strings
-from diagnose.parsers import generic, registry
-from diagnose.parsers.common import BARE_SGR, FileContext, clean_lines, raw_lines_frame
+from diagnose.parsers import registry
+from diagnose.parsers.kinds import generic
+from diagnose.parsers.lineframe import BARE_SGR, FileContext, clean_lines, raw_lines_frame
 from diagnose.pipeline.repair import mask_logged_prompts, repair
 from diagnose.model.series import empty_series
 from diagnose.model.series import split as split_series

@@ -20,7 +20,7 @@ from datetime import datetime
 
 import polars as pl
 
-from diagnose.parsers.common import PLACEHOLDER_YEAR
+from diagnose.parsers.lineframe import PLACEHOLDER_YEAR
 
 DATING = ("in-file", "file name", "bundle", "mtime", "assumed", "not needed")
 

@@ -25,7 +25,7 @@ from diagnose.ingest.lines import TextInfo, head_lines, iter_line_chunks, peek_h
 from diagnose.ingest.walk import SourceFile
 from diagnose.model import InputFile, Skipped, empty_records, empty_signals
 from diagnose.parsers import registry
-from diagnose.parsers.common import FileContext, raw_lines_frame
+from diagnose.parsers.lineframe import FileContext, raw_lines_frame
 from diagnose.pipeline.chunks import STAMP_COLUMNS, Selected, empty_stamps, parse_chunk, retain, select, split
 from diagnose.pipeline.settings import Settings
 from diagnose.model.series import empty_series

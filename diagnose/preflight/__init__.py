@@ -4,7 +4,7 @@ The flow mirrors the log pipeline. ``modelcard`` reads the model's small JSON fi
 ``.safetensors`` data), ``launch`` reads the launch command (a ``vllm serve`` command line or script, the
 ``non-default args`` line vLLM prints, or a MindIE ``config.json``), and ``checks`` turns both into *facts*:
 one ``key = value  # how it was computed`` line each. The facts text is an input kind of its own
-(``preflight``, parsed by ``diagnose.parsers.preflight``) so the checks themselves are ordinary rule files
+(``preflight``, parsed by ``diagnose.parsers.kinds.preflight_facts``) so the checks themselves are ordinary rule files
 with fixtures (rules/mtp, rules/quantization, rules/config, rules/kv-cache with ``sources = ["preflight"]``).
 ``command`` is ``diagnose preflight``; ``bundle`` finds the same inputs inside a log bundle for ``diagnose PATH``.
 """

@@ -21,8 +21,8 @@ import polars as pl
 from diagnose.ingest.decode import decode
 from diagnose.ingest.metered import Prefixed
 from diagnose.model import InputFile
-from diagnose.parsers import preflight as preflight_parser
-from diagnose.parsers.common import FileContext, lines_frame
+from diagnose.parsers.kinds import preflight_facts as preflight_parser
+from diagnose.parsers.lineframe import FileContext, lines_frame
 from diagnose.preflight import checks, launch as launch_mod, modelcard
 from diagnose.preflight.origins import Sources, fact_origins
 

@@ -10,8 +10,8 @@ from typing import Any
 import polars as pl
 
 from diagnose.model import InputFile, conform_records
-from diagnose.parsers import comparison
-from diagnose.parsers.common import FileContext, lines_frame
+from diagnose.parsers.kinds import validation_facts as comparison
+from diagnose.parsers.lineframe import FileContext, lines_frame
 from diagnose.validation.baseline import load_baseline
 from diagnose.validation.values import (
     SETUP_METRICS, DEFAULT_TOL, VIRTUAL_FILE, Baseline, fmt, group_of, metric_rows, norm_dataset, quant_policy,

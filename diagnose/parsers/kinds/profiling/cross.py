@@ -6,9 +6,9 @@ from __future__ import annotations
 import polars as pl
 
 from diagnose.model import conform_signals
-from diagnose.parsers.profiling.common import KIND, folder_key
-from diagnose.parsers.profiling.kernels import moe_imbalance
-from diagnose.parsers.profiling.steps import straggler
+from diagnose.parsers.kinds.profiling.shared import KIND, folder_key
+from diagnose.parsers.kinds.profiling.kernels import moe_imbalance
+from diagnose.parsers.kinds.profiling.steps import straggler
 
 def cross_file_signals(signals: pl.DataFrame) -> pl.DataFrame:
     """Run once on all signals of a run: name ranks from ``profiler_info_<r>.json`` beside a folder's files, then

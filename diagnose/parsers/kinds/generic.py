@@ -6,11 +6,11 @@ from __future__ import annotations
 import polars as pl
 
 from diagnose.model import conform_records
-from diagnose.parsers.cann import block_signals
-from diagnose.parsers.common import FileContext, code_expr, full_date_expr, group_events
+from diagnose.parsers.families.cann import block_signals
+from diagnose.parsers.lineframe import FileContext, code_expr, full_date_expr, group_events
 from diagnose.parsers.kind import SourceKind
-from diagnose.parsers.traceback import SIGNALS as TRACEBACK_SIGNALS
-from diagnose.parsers.traceback import EXCEPTION, exception_signals
+from diagnose.parsers.families.traceback import SIGNALS as TRACEBACK_SIGNALS
+from diagnose.parsers.families.traceback import EXCEPTION, exception_signals
 
 KIND = "unknown"
 
@@ -47,7 +47,7 @@ def family_signals(records: pl.DataFrame) -> pl.DataFrame:
     """The values of vLLM and MindIE lines in a text of no known kind (a metric line pasted into a table,
     a bare excerpt without heads), under the source of the family that prints them, so rules on their
     signals see them."""
-    from diagnose.parsers import mindie, vllm
+    from diagnose.parsers.kinds import mindie, vllm
 
     parts = [vllm.extract_signals(records).with_columns(source=pl.lit(vllm.KIND)),
              mindie.extract_signals(records).filter(~pl.col("signal").str.starts_with("npu_oom_"))

@@ -25,7 +25,7 @@ import polars as pl
 from diagnose.scan.fastregex import dfa_safe
 from diagnose.ingest.nodes import node_from_path
 from diagnose.model import conform_records, conform_signals, empty_signals
-from diagnose.parsers.common import FileContext
+from diagnose.parsers.lineframe import FileContext
 
 KIND = "npu-smi"
 

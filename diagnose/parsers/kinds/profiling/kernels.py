@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from diagnose.parsers.common import FileContext
-from diagnose.parsers.profiling.common import (
+from diagnose.parsers.lineframe import FileContext
+from diagnose.parsers.kinds.profiling.shared import (
     COMM_CORE, DISPATCH, EPOCH_US, FP8, GMM, HALF, MATMUL, MC2, QUANT, QUANT_OPS, base_name, clean, dtypes, finish,
     first_line, fmt, folder_key, keep_rows, num, rank_from_path, signal_frame, top_ops,
 )

@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from diagnose.model import conform_records, conform_signals, empty_signals
-from diagnose.parsers.common import FileContext
+from diagnose.parsers.lineframe import FileContext
 from diagnose.parsers.kind import SourceKind
 
 KIND = "mindie-config"

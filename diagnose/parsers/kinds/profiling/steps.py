@@ -8,8 +8,8 @@ import re
 import polars as pl
 
 from diagnose.model import empty_signals
-from diagnose.parsers.common import FileContext
-from diagnose.parsers.profiling.common import engine_expr, finish, first_line, note, num, signal_frame, text_col
+from diagnose.parsers.lineframe import FileContext
+from diagnose.parsers.kinds.profiling.shared import engine_expr, finish, first_line, note, num, signal_frame, text_col
 
 # --- step_trace_time / cluster_step_trace_time ----------------------------------------------------
 

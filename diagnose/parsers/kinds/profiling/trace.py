@@ -19,12 +19,12 @@ from typing import BinaryIO
 
 import polars as pl
 
-from diagnose.parsers.common import FileContext
-from diagnose.parsers.profiling.common import (
+from diagnose.parsers.lineframe import FileContext
+from diagnose.parsers.kinds.profiling.shared import (
     EPOCH_US, MC2_RE, engine_label, finish, first_line, fmt, raw_records, signal_frame, top_ops,
 )
-from diagnose.parsers.profiling.traceevents import MAX_TEXT, TraceScan, as_text
-from diagnose.parsers.profiling.tracejson import iter_event_blocks
+from diagnose.parsers.kinds.profiling.traceevents import MAX_TEXT, TraceScan, as_text
+from diagnose.parsers.kinds.profiling.tracejson import iter_event_blocks
 
 _CAND = {"line": pl.UInt32, "pid": pl.String, "name": pl.String, "dur": pl.Float64, "ts": pl.Float64,
          "task": pl.String, "text": pl.String}

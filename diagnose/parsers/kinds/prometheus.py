@@ -23,7 +23,7 @@ from datetime import datetime
 import polars as pl
 
 from diagnose.model import conform_records, conform_signals, empty_signals
-from diagnose.parsers.common import FULL_DATE, FileContext
+from diagnose.parsers.lineframe import FULL_DATE, FileContext
 from diagnose.parsers.kind import SourceKind
 
 KIND = "vllm-metrics"

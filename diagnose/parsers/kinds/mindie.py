@@ -28,11 +28,11 @@ from __future__ import annotations
 import polars as pl
 
 from diagnose.model import conform_records, conform_signals, empty_signals
-from diagnose.parsers import oom
-from diagnose.parsers.cann import HINTS as CANN_HINTS
-from diagnose.parsers.cann import block_signals, runtime_code_expr
-from diagnose.parsers.common import FileContext, datetime_from_parts, full_date_expr, group_events
-from diagnose.parsers.traceback import exception_signals
+from diagnose.parsers.families import oom
+from diagnose.parsers.families.cann import HINTS as CANN_HINTS
+from diagnose.parsers.families.cann import block_signals, runtime_code_expr
+from diagnose.parsers.lineframe import FileContext, datetime_from_parts, full_date_expr, group_events
+from diagnose.parsers.families.traceback import exception_signals
 from diagnose.parsers.kind import SourceKind
 
 KIND = "mindie"

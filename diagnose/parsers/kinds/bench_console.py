@@ -10,7 +10,7 @@ import polars as pl
 
 from diagnose.scan.fastregex import dfa_safe
 from diagnose.model import conform_signals, empty_signals
-from diagnose.parsers.common import FileContext
+from diagnose.parsers.lineframe import FileContext
 
 # Console summary labels (lower-cased, without the trailing colon) → signal, scale.
 _SUMMARY = {

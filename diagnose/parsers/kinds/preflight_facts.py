@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from diagnose.model import conform_records, conform_signals
-from diagnose.parsers.common import FileContext
+from diagnose.parsers.lineframe import FileContext
 from diagnose.parsers.kind import SourceKind
 
 KIND = "preflight"

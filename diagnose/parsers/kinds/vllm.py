@@ -15,10 +15,10 @@ import polars as pl
 
 from diagnose.scan.fastregex import dfa_safe
 from diagnose.model import conform_records
-from diagnose.parsers.cann import HINTS as CANN_HINTS
-from diagnose.parsers.cann import block_signals
-from diagnose.parsers.traceback import exception_signals
-from diagnose.parsers.common import (
+from diagnose.parsers.families.cann import HINTS as CANN_HINTS
+from diagnose.parsers.families.cann import block_signals
+from diagnose.parsers.families.traceback import exception_signals
+from diagnose.parsers.lineframe import (
     PLACEHOLDER_YEAR,
     FileContext,
     code_expr,
@@ -27,7 +27,7 @@ from diagnose.parsers.common import (
     group_events,
 )
 from diagnose.parsers.kind import Panel, SourceKind, head_only
-from diagnose.parsers.vllm_signals import (  # noqa: F401 - the signal extraction, re-exported for its users
+from diagnose.parsers.kinds.vllm_signals import (  # noqa: F401 - the signal extraction, re-exported for its users
     _PREFILTER, KIND, PERIODIC_SIGNALS, SIGNALS, derived_signals, extract_signals,
 )
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import polars as pl
 
 from diagnose.model import conform_records, empty_signals
-from diagnose.parsers.common import FileContext
-from diagnose.parsers.profiling.common import first_line, folder_key, note, rank_from_path, signal_frame, whole_json
+from diagnose.parsers.lineframe import FileContext
+from diagnose.parsers.kinds.profiling.shared import first_line, folder_key, note, rank_from_path, signal_frame, whole_json
 
 def parse_json_file(base: str, lines: pl.DataFrame, records: pl.DataFrame, ctx: FileContext):
     data, err, _ = whole_json(lines)

@@ -58,18 +58,18 @@ from typing import BinaryIO
 import polars as pl
 
 from diagnose.model import empty_signals
-from diagnose.parsers.common import FileContext
+from diagnose.parsers.lineframe import FileContext
 from diagnose.parsers.kind import SourceKind
-from diagnose.parsers.profiling.common import (
+from diagnose.parsers.kinds.profiling.shared import (
     KIND, MAX_LIST, base_name, first_line, folder_key, note, rank_from_path, raw_records,
 )
-from diagnose.parsers.profiling.cross import cross_file_signals
-from diagnose.parsers.profiling.jsonfiles import parse_json_file, parse_profiler_info
-from diagnose.parsers.profiling.kernels import moe_imbalance, parse_kernels
-from diagnose.parsers.profiling.opstat import parse_op_statistic
-from diagnose.parsers.profiling.steps import parse_step_trace, per_rank_step, straggler
-from diagnose.parsers.profiling.tables import guess_csv, read_csv
-from diagnose.parsers.profiling.trace import parse_trace_stream, parse_trace_view
+from diagnose.parsers.kinds.profiling.cross import cross_file_signals
+from diagnose.parsers.kinds.profiling.jsonfiles import parse_json_file, parse_profiler_info
+from diagnose.parsers.kinds.profiling.kernels import moe_imbalance, parse_kernels
+from diagnose.parsers.kinds.profiling.opstat import parse_op_statistic
+from diagnose.parsers.kinds.profiling.steps import parse_step_trace, per_rank_step, straggler
+from diagnose.parsers.kinds.profiling.tables import guess_csv, read_csv
+from diagnose.parsers.kinds.profiling.trace import parse_trace_stream, parse_trace_view
 
 __all__ = [
     "KIND", "MAX_LIST", "cross_file_signals", "file_type", "folder_key", "moe_imbalance", "parse", "parse_stream",

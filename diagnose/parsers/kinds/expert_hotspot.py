@@ -14,7 +14,7 @@ import polars as pl
 import re
 
 from diagnose.model import conform_records, conform_signals, empty_signals
-from diagnose.parsers.common import FileContext
+from diagnose.parsers.lineframe import FileContext
 from diagnose.parsers.kind import SourceKind
 
 KIND = "expert-hotspot"

@@ -2,7 +2,7 @@
 requests, KV cache usage, speculative decoding acceptance, per-position acceptance), the start-up values
 (KV cache size, max_model_len, parallel sizes, versions, the served model), EPLB lines, and the signals
 derived from them over the whole bundle (per-position first/last, KV capacity against max_num_seqs, DP
-engine imbalance, drift over a run). ``parsers/vllm.py`` reads the lines and calls ``extract_signals``; its
+engine imbalance, drift over a run). ``parsers/kinds/vllm.py`` reads the lines and calls ``extract_signals``; its
 bundle pass calls ``derived_signals``.
 
 Per-line work is polars expressions: one lazy query per family of lines (the periodic throughput and
@@ -15,9 +15,9 @@ import polars as pl
 
 from diagnose.scan.fastregex import dfa_safe
 from diagnose.model import conform_signals
-from diagnose.parsers.oom import oom_signals
+from diagnose.parsers.families.oom import oom_signals
 
-KIND = "vllm"  # the source kind these signals belong to (declared in parsers/vllm.py)
+KIND = "vllm"  # the source kind these signals belong to (declared in parsers/kinds/vllm.py)
 
 _NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?|nan)"
 
@@ -87,7 +87,7 @@ _TEXT_PATTERNS: list[tuple[str, str]] = [
     # model served (non-default args, engine config); compare.py checks benchmark model names against it
     ("served_model", r"""(?:^|[\s{(,])['"]?model['"]?\s*[:=]\s*['"]([^'"]+)['"]"""),
     ("served_model", r"""served_model_name['"]?\s*[:=]\s*\[?['"]([^'"]+)"""),
-    # versions printed at start-up (collect_env style or plugin logs); see parsers/versions.py
+    # versions printed at start-up (collect_env style or plugin logs); see parsers/kinds/versions.py
     ("vllm_ascend_version", r"(?i)vllm[-_ ]ascend(?: plugin)? version\s*[:=]?\s*v?(\d[\w.+-]*)"),
     ("torch_npu_version", r"torch[-_]npu(?: version|\.__version__|==)\s*[:=]?\s*(\d[\w.+-]*)"),
     ("cann_version", r"\bCANN(?: toolkit)? [Vv]ersion\s*[:=]?\s*\[?(\d+\.\d+\.(?:RC\d+|T\d+|\d+)(?:\.\w+)?)"),

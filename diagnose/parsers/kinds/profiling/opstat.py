@@ -5,8 +5,8 @@ from __future__ import annotations
 import polars as pl
 
 from diagnose.model import empty_signals
-from diagnose.parsers.common import FileContext
-from diagnose.parsers.profiling.common import MAX_LIST, MC2, engine_expr, finish, fmt, num, signal_frame, text_col
+from diagnose.parsers.lineframe import FileContext
+from diagnose.parsers.kinds.profiling.shared import MAX_LIST, MC2, engine_expr, finish, fmt, num, signal_frame, text_col
 
 def parse_op_statistic(frame: pl.DataFrame, cols: dict[str, str], records: pl.DataFrame, ctx: FileContext):
     if "core" not in cols or "total" not in cols:

@@ -14,7 +14,7 @@ import polars as pl
 
 from diagnose.scan.fastregex import dfa_safe
 from diagnose.model import conform_signals, empty_signals
-from diagnose.parsers.common import code_expr
+from diagnose.parsers.lineframe import code_expr
 
 # ACL / runtime result codes (507014 aicore timeout, 507010 lost heartbeat, 561000 aclnn inner, ...), only
 # where the line says it is a code: `error code is 507014`, `ret=507899`, `retCode=507014`, `ErrorNo: 1343...`.

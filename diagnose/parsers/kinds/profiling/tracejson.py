@@ -24,7 +24,7 @@ from typing import BinaryIO, Iterator
 
 import msgspec
 
-from diagnose.parsers.profiling.traceevents import (
+from diagnose.parsers.kinds.profiling.traceevents import (
     EVENTS, RAW, EventBlock, TraceScan, clip, find_event, from_dict, make_block,
 )
 

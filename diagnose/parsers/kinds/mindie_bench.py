@@ -17,8 +17,8 @@ from __future__ import annotations
 import polars as pl
 
 from diagnose.model import conform_signals, empty_signals
-from diagnose.parsers.bench_results import name_setup, records_frame, run_label
-from diagnose.parsers.common import FileContext
+from diagnose.parsers.kinds.bench_results import name_setup, records_frame, run_label
+from diagnose.parsers.lineframe import FileContext
 from diagnose.parsers.kind import SourceKind
 
 KIND = "mindie-bench"

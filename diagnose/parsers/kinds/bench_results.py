@@ -22,8 +22,8 @@ from typing import Any
 import polars as pl
 
 from diagnose.model import conform_records, conform_signals, empty_signals
-from diagnose.parsers.bench_console import summary_signals
-from diagnose.parsers.common import FileContext
+from diagnose.parsers.kinds.bench_console import summary_signals
+from diagnose.parsers.lineframe import FileContext
 from diagnose.parsers.kind import SourceKind
 
 KIND = "vllm-bench"

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from diagnose.parsers import npusmi, versions
-from diagnose.parsers.common import FileContext
+from diagnose.parsers.kinds import npusmi, versions
+from diagnose.parsers.lineframe import FileContext
 from diagnose.parsers.kind import SourceKind
 
 

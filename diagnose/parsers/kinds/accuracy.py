@@ -21,7 +21,7 @@ import polars as pl
 
 from diagnose.scan.fastregex import dfa_safe
 from diagnose.model import conform_signals, empty_signals
-from diagnose.parsers.bench_results import (
+from diagnose.parsers.kinds.bench_results import (
     Signals,
     json_documents,
     key_lines,
@@ -30,7 +30,7 @@ from diagnose.parsers.bench_results import (
     records_frame,
     run_label,
 )
-from diagnose.parsers.common import FileContext
+from diagnose.parsers.lineframe import FileContext
 from diagnose.parsers.kind import SourceKind
 
 AISBENCH = "aisbench"

@@ -9,7 +9,7 @@ import re
 import polars as pl
 
 from diagnose.model import conform_records, conform_signals, empty_signals
-from diagnose.parsers.common import FileContext
+from diagnose.parsers.lineframe import FileContext
 
 KIND = "profiler"
 

@@ -1,0 +1,1 @@
+"""Line families any kind may carry: CANN error blocks, Python tracebacks, out-of-memory numbers."""
