@@ -8,7 +8,7 @@ import json
 import pytest
 from conftest import SAMPLES, run_cli, run_json
 
-from diagnose.engine.rule_selection import (
+from diagnose.engine.selection import (
     RuleKey,
     RuleSelection,
     UnknownSelector,

@@ -12,7 +12,7 @@ from conftest import SAMPLES, run_cli, run_json
 from diagnose.report.comparison import comparison_markdown
 from diagnose.validation.baseline import load_baseline
 from diagnose.validation.compare import compare_rows
-from diagnose.validation.values import Baseline, quant_policy
+from diagnose.validation.tolerances import Baseline, quant_policy
 from diagnose.authoring.fixtures import evaluate
 from diagnose.parsers.registry import sniff
 from diagnose.pipeline import Settings, analyze

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from diagnose.engine.rulefile import Rule
-from diagnose.engine.select import select
+from diagnose.engine.selectors import select
 from diagnose.messages import Messages, messages
 from diagnose.model import SEVERITY_RANK, Evidence, Finding
 

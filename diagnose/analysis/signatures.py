@@ -118,7 +118,7 @@ def candidates(records: pl.DataFrame) -> pl.DataFrame:
 
 def explained_keys(findings, rules, records: pl.DataFrame, signals: pl.DataFrame) -> pl.DataFrame:
     """(file, event) of every record a fired rule's selectors match, and of every finding's evidence."""
-    from diagnose.engine.select import select
+    from diagnose.engine.selectors import select
 
     by_id = {r.id: r for r in rules}
     frames = [pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32})]

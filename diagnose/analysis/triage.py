@@ -4,7 +4,7 @@ verdict, so what the configuration suppresses neither leads the report nor decid
 
 from __future__ import annotations
 
-from diagnose.engine.rule_selection import RuleKey, is_selected
+from diagnose.engine.selection import RuleKey, is_selected
 from diagnose.analysis.known import known_fingerprints, mark, read_report
 from diagnose.analysis.fingerprint import of_findings
 from diagnose.analysis.signatures import TOP_N, compute, mark_new, section

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from diagnose.engine.rule_selection import split_selectors
+from diagnose.engine.selection import split_selectors
 from diagnose.model import SEVERITIES
 from diagnose.analysis.suppression import Suppression
 

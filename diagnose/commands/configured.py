@@ -56,7 +56,7 @@ def file_config(config_file: str | None, no_config: bool):
 
 def selection(cfg, select, ignore) -> tuple:
     """The layers, lowest priority first: the file's select/ignore, then the command line's."""
-    from diagnose.engine.rule_selection import RuleSelection, split_selectors
+    from diagnose.engine.selection import RuleSelection, split_selectors
 
     layers = []
     if cfg.select is not None or cfg.ignore:
@@ -100,7 +100,7 @@ def language(cfg, lang: str | None) -> str:
 def catalog(settings):
     """The selected rules and the rule-file errors; the settings with suppressed rules named by their ids.
     A selector or a suppression naming no rule is a usage error."""
-    from diagnose.engine.rule_selection import RuleKey, UnknownSelector, select_rules
+    from diagnose.engine.selection import RuleKey, UnknownSelector, select_rules
     from diagnose.pipeline import SYNTHETIC_RULES, load_all_rules
     from diagnose.analysis.suppression import resolve_rules
 

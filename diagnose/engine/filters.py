@@ -20,7 +20,7 @@ from diagnose.scan.fastregex import relaxed
 from diagnose.scan.literals import literal_led
 from diagnose.parsers.families.traceback import EXCEPTION as _EXCEPTION
 from diagnose.engine.rulefile import Rule
-from diagnose.engine.select import signal_condition
+from diagnose.engine.selectors import signal_condition
 from diagnose.model.series import Condition, Periodic
 
 EXCEPTION_LINE = re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(?:", _EXCEPTION)

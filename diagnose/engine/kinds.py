@@ -10,7 +10,7 @@ from typing import Any, Callable
 import polars as pl
 
 from diagnose.engine.match import AbsenceMatch, MismatchMatch, PatternMatch, Selector, ThresholdMatch
-from diagnose.engine.select import select, select_signal, signal_condition
+from diagnose.engine.selectors import select, select_signal, signal_condition
 from diagnose.model.series import signal_rows
 
 

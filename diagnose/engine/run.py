@@ -14,7 +14,7 @@ from diagnose.engine.kinds import KINDS, Match
 from diagnose.engine.traceback_kind import exceptions, match_traceback
 from diagnose.messages import messages
 from diagnose.engine.rulefile import Rule
-from diagnose.engine.select import record_condition
+from diagnose.engine.selectors import record_condition
 from diagnose.model import Evidence, Finding
 
 MAX_EVIDENCE = 5

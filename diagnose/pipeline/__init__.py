@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from diagnose.engine import Rule, builtin_rules_dir, load_rules
 from diagnose.engine.filters import RuleFilters
-from diagnose.engine.rule_selection import RuleKey, select_rules
+from diagnose.engine.selection import RuleKey, select_rules
 from diagnose.model import Report
 from diagnose.parsers import registry
 from diagnose.pipeline.reading import Parsed, Progress

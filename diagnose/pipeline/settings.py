@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from diagnose.engine.rule_selection import RuleSelection
+from diagnose.engine.selection import RuleSelection
 from diagnose.ingest.budget import Budget
 from diagnose.analysis.suppression import Suppression
 

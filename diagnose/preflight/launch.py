@@ -8,7 +8,7 @@
 
 Everything becomes one ``Launch``; fields the launch does not set stay ``None`` so checks can say "default".
 A launch that is not one (no ``vllm serve`` in the script) or a flag value that does not parse is a
-*problem* naming what could not be read (diagnose/preflight/values.py), and the keys of such values are
+*problem* naming what could not be read (diagnose/preflight/flag_values.py), and the keys of such values are
 ``unknown``: no check reads them as unset.
 """
 
@@ -21,7 +21,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from diagnose.preflight.values import flag_name, read_fraction, read_int, read_length, read_object
+from diagnose.preflight.flag_values import flag_name, read_fraction, read_int, read_length, read_object
 
 
 @dataclass

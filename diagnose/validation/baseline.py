@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Callable
 
-from diagnose.validation.values import QUANT_IN_NAME, SETUP_METRICS, Baseline, group_of, metric_rows, quant_policy
+from diagnose.validation.tolerances import QUANT_IN_NAME, SETUP_METRICS, Baseline, group_of, metric_rows, quant_policy
 
 
 # Reads an earlier run (a folder or result file): path -> (its signals frame, whether anything was read).

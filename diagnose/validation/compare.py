@@ -13,7 +13,7 @@ from diagnose.model import InputFile, conform_records
 from diagnose.parsers.kinds import validation_facts as comparison
 from diagnose.parsers.lineframe import FileContext, lines_frame
 from diagnose.validation.baseline import load_baseline
-from diagnose.validation.values import (
+from diagnose.validation.tolerances import (
     SETUP_METRICS, DEFAULT_TOL, VIRTUAL_FILE, Baseline, fmt, group_of, metric_rows, norm_dataset, quant_policy,
 )
 
