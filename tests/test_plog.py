@@ -16,6 +16,9 @@ from diagnose.model import Finding
 from diagnose.parsers.kinds.plog import file_ids
 from diagnose.pipeline import RuleFilters, Settings, analyze, read_paths
 from diagnose.analysis.rootcause import find_root_cause
+from diagnose.engine.hits import SELECTED_SCHEMA
+
+SELECTED_NONE = pl.DataFrame(schema=SELECTED_SCHEMA)
 
 from conftest import SAMPLES, run_json
 
@@ -331,7 +334,7 @@ def test_earliest_unmatched_error_is_the_first_failing_rank(tmp_path):
 
 def test_one_waiting_rank_changes_nothing():
     f = Finding("X1", "x", "engine", "error", "t", "s", 1, None, None, [], [], [], "r", [])
-    assert find_root_cause([f], [], pl.DataFrame(), pl.DataFrame()) == [f]
+    assert find_root_cause([f], SELECTED_NONE, pl.DataFrame(), pl.DataFrame()) == [f]
 
 
 def test_zh_sentence(tmp_path):

@@ -24,8 +24,6 @@ from datetime import datetime, timedelta
 
 import polars as pl
 
-from diagnose.engine.rulefile import Rule
-from diagnose.engine.selectors import select
 from diagnose.messages import Messages, messages
 from diagnose.model import SEVERITY_RANK, Evidence, Finding
 
@@ -33,12 +31,12 @@ ROOT_ID = "RC001"
 ROOT_NAME = "first-failing-rank"  # --select/--ignore and suppressions may name it like a rule
 _TIMEOUTS = ("hccl_exec_timeout_s", "hccl_connect_timeout_s", "hccl_watchdog_timeout_s")
 
-def find_root_cause(findings: list[Finding], rules: list[Rule], records: pl.DataFrame, signals: pl.DataFrame,
+def find_root_cause(findings: list[Finding], selected: pl.DataFrame, records: pl.DataFrame, signals: pl.DataFrame,
                     lang: str = "en") -> list[Finding]:
-    """Return the findings with the first-failing rank's finding first (see the module docstring)."""
+    """Return the findings with the first-failing rank's finding first (see the module docstring).
+    ``selected``: every row the fired rules' selectors pick (diagnose/engine/hits.py)."""
     msg = messages(lang)
-    by_id = {r.id: r for r in rules}
-    echo = _hits([f for f in findings if f.consequence], by_id, records, signals)
+    echo = _hits([f for f in findings if f.consequence], selected)
     timeouts = {f.rule_id for f in findings if f.consequence and f.category == "communication"}
     waiting = echo.filter(pl.col("rank").is_not_null() & pl.col("rule_id").is_in(list(timeouts)))
     if waiting.filter(pl.col("source") == "plog").height:
@@ -47,7 +45,7 @@ def find_root_cause(findings: list[Finding], rules: list[Rule], records: pl.Data
     if keys.height < 2:
         return findings
     causes = [f for f in findings if not f.consequence and SEVERITY_RANK[f.severity] >= SEVERITY_RANK["error"]]
-    cause_hits = _hits(causes, by_id, records, signals)
+    cause_hits = _hits(causes, selected)
     # A communication error on a rank that is itself waiting (EI0006 at connect, next to its link table) is
     # part of the waiting, not a first failure.
     comm = [f.rule_id for f in causes if f.category == "communication"]
@@ -107,23 +105,12 @@ def find_root_cause(findings: list[Finding], rules: list[Rule], records: pl.Data
     return _reorder(findings, holder)
 
 
-def _hits(findings: list[Finding], by_id: dict[str, Rule], records: pl.DataFrame, signals: pl.DataFrame) -> pl.DataFrame:
+def _hits(findings: list[Finding], selected: pl.DataFrame) -> pl.DataFrame:
     """Every hit (not just the evidence) of the pattern rules behind ``findings``, with the rule id."""
-    frames = []
-    for f in findings:
-        rule = by_id.get(f.rule_id)
-        if rule is None or rule.match.kind != "pattern":
-            continue
-        try:
-            hits = select(rule.match.selector, records, signals, rule.sources or None)
-        except Exception:  # noqa: BLE001 - the rule already ran; a failure here only loses precision
-            continue
-        frames.append(hits.select("file", "line", "source", "node", "ts", "rank", "event",
-                                  pl.lit(f.rule_id).alias("rule_id")))
-    if not frames:
-        return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "source": pl.String, "node": pl.String,
-                                    "ts": pl.Datetime("us"), "rank": pl.Int32, "event": pl.UInt32, "rule_id": pl.String})
-    return pl.concat(frames, how="vertical_relaxed")
+    order = pl.DataFrame({"rule_id": [f.rule_id for f in findings]}, schema={"rule_id": pl.String}).with_row_index("_o")
+    rows = selected.filter((pl.col("kind") == "pattern") & (pl.col("role") == "match"))
+    return (order.join(rows, on="rule_id", how="inner", maintain_order="left")  # in the findings' order
+            .select("file", "line", "source", "node", "ts", "rank", "event", "rule_id"))
 
 
 def _earliest(frame: pl.DataFrame) -> dict | None:

@@ -116,26 +116,13 @@ def candidates(records: pl.DataFrame) -> pl.DataFrame:
     return frame.filter(keep).drop("_n", "_exc", "_body", "_has_exc", "_has_code", "_last_exc")
 
 
-def explained_keys(findings, rules, records: pl.DataFrame, signals: pl.DataFrame) -> pl.DataFrame:
-    """(file, event) of every record a fired rule's selectors match, and of every finding's evidence."""
-    from diagnose.engine.selectors import select
-
-    by_id = {r.id: r for r in rules}
-    frames = [pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32})]
+def explained_keys(findings, selected: pl.DataFrame, records: pl.DataFrame) -> pl.DataFrame:
+    """(file, event) of every record a fired rule's selectors match (``selected``, diagnose/engine/hits.py),
+    and of every finding's evidence."""
+    frames = [selected.select("file", "line")]
     for f in findings:
         frames.append(pl.DataFrame({"file": [e.file for e in f.evidence], "line": [e.line for e in f.evidence]},
                                    schema={"file": pl.String, "line": pl.UInt32}))
-        rule = by_id.get(f.rule_id)
-        if rule is None:
-            continue
-        for role, sel in rule.match.selectors():
-            if role == "missing":  # what was not seen explains nothing
-                continue
-            try:
-                hits = select(sel, records, signals, rule.sources or None)
-            except Exception:  # noqa: BLE001 - the rule already ran; losing precision here is harmless
-                continue
-            frames.append(hits.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.UInt32)))
     lines = pl.concat(frames).unique()
     keys = records.select("file", "line", "event").join(lines, on=["file", "line"], how="semi")
     return keys.select("file", "event").unique()
@@ -205,19 +192,19 @@ def unrecognised(records: pl.DataFrame, keys: pl.DataFrame, top: int | None = TO
     return out, max(0, total - len(out))
 
 
-def compute(findings, rules, records: pl.DataFrame, signals: pl.DataFrame, top: int | None = TOP_N):
+def compute(findings, selected: pl.DataFrame, records: pl.DataFrame, top: int | None = TOP_N):
     """(signatures, how many more)."""
-    return unrecognised(records, explained_keys(findings, rules, records, signals), top)
+    return unrecognised(records, explained_keys(findings, selected, records), top)
 
 
-def section(findings, rules, records: pl.DataFrame, signals: pl.DataFrame, baseline: str | None = None,
+def section(findings, selected: pl.DataFrame, records: pl.DataFrame, baseline: str | None = None,
             top: int = TOP_N) -> tuple[list[dict[str, Any]], int, int | None]:
     """The pipeline hook: the top signatures, how many more, and how many of all are new against a JSON
     ``--baseline`` (None without one)."""
     if not baseline or not str(baseline).lower().endswith(".json"):
-        items, more = compute(findings, rules, records, signals, top)
+        items, more = compute(findings, selected, records, top)
         return items, more, None
-    items, _ = compute(findings, rules, records, signals, None)  # count new ones beyond the top too
+    items, _ = compute(findings, selected, records, None)  # count new ones beyond the top too
     new = mark_new(items, baseline)
     return items[:top], max(0, len(items) - top), new
 

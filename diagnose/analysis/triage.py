@@ -4,7 +4,6 @@ verdict, so what the configuration suppresses neither leads the report nor decid
 
 from __future__ import annotations
 
-from diagnose.engine.selection import RuleKey, is_selected
 from diagnose.analysis.known import known_fingerprints, mark, read_report
 from diagnose.analysis.fingerprint import of_findings
 from diagnose.analysis.signatures import TOP_N, compute, mark_new, section
@@ -16,9 +15,9 @@ def unrecognised(run) -> None:
     suppressions every signature is computed, so the top ones and the counts are those of what is left."""
     s, p = run.settings, run.parsed
     if not any(sup.signature is not None for sup in s.suppressions):
-        run.unrecognised = section(run.findings, run.rules, p.records, p.signals, s.baseline)
+        run.unrecognised = section(run.findings, run.selected, p.records, s.baseline)
         return
-    items, _ = compute(run.findings, run.rules, p.records, p.signals, None)
+    items, _ = compute(run.findings, run.selected, p.records, None)
     items, suppressed = split_signatures(items, s.suppressions)
     new = mark_new(items, s.baseline)
     run.unrecognised = (items[:TOP_N], max(0, len(items) - TOP_N), new)
@@ -28,10 +27,7 @@ def unrecognised(run) -> None:
 def triage(run) -> None:
     """Fingerprint every finding, take out the suppressed ones and mark the rest new or known."""
     s = run.settings
-    # A pass's own finding (the first failing rank) comes from no rule file the selection filtered.
-    ran = {r.id for r in run.rules}
-    findings = [f for f in run.findings
-                if f.rule_id in ran or is_selected(s.selection, RuleKey(f.rule_id, f.name, f.category))]
+    findings = run.findings
     for finding, fp in zip(findings, of_findings(findings)):
         finding.fingerprint = fp
     findings, suppressed = split_findings(findings, s.suppressions)

@@ -19,6 +19,8 @@ import polars as pl
 
 from diagnose.engine import Rule, run_rules
 from diagnose.engine.filters import RuleFilters
+from diagnose.engine.hits import SELECTED_SCHEMA, selected_rows
+from diagnose.engine.selection import RuleKey, is_selected
 from diagnose.ingest.reread import read_lines
 from diagnose.ingest.walk import iter_sources
 from diagnose.model import Finding, Report
@@ -43,6 +45,7 @@ class Run:
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # failures of the stages from the rules on
     timeline: pl.DataFrame | None = None
+    selected: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=SELECTED_SCHEMA))  # engine/hits.py
     unrecognised: tuple[list[dict[str, Any]], int, int | None] = ([], 0, None)
     suppressed: list[dict[str, Any]] = field(default_factory=list)  # by the configuration, with reasons
     findings_new: int | None = None  # with a findings baseline: how many findings are new
@@ -174,6 +177,7 @@ def _rules(run: Run) -> None:
     run.findings, errors = run_rules(run.rules, p.records, p.signals, run.settings.lang, p.texts, p.series,
                                      read_back=read_lines)
     run.errors.extend(errors)
+    run.selected = selected_rows([f.rule_id for f in run.findings], run.rules, p.records, p.signals)
 
 
 def _rank(run: Run) -> None:
@@ -184,7 +188,7 @@ def _root_cause(run: Run) -> None:
     """Across ranks: the rank that failed first goes on top (diagnose/analysis/rootcause.py)."""
     from diagnose.analysis.rootcause import find_root_cause
 
-    run.findings = find_root_cause(run.findings, run.rules, run.parsed.records, run.parsed.signals, run.settings.lang)
+    run.findings = find_root_cause(run.findings, run.selected, run.parsed.records, run.parsed.signals, run.settings.lang)
 
 
 def _timeline(run: Run) -> None:
@@ -204,6 +208,10 @@ def _triage(run: Run) -> None:
     """Fingerprints, suppressed findings, new/known against a findings baseline (diagnose/analysis/triage.py)."""
     from diagnose.analysis.triage import triage
 
+    # --select applies to a pass's own findings (the first failing rank) as to the rules that ran.
+    ran = {r.id for r in run.rules}
+    run.findings = [f for f in run.findings if f.rule_id in ran
+                    or is_selected(run.settings.selection, RuleKey(f.rule_id, f.name, f.category))]
     triage(run)
 
 
