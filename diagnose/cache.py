@@ -19,6 +19,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+from diagnose.writer import WriteFailed, write_file
+
 
 
 def cache_dir() -> Path | None:
@@ -60,25 +62,15 @@ def parsed_tomls(files: list[Path], prefix: str = "rules-") -> dict[Path, dict] 
 
 def _store(folder: Path, target: Path, data: list[dict], prefix: str) -> None:
     """Write atomically (a concurrent run reads the old file or the new one) and drop older catalogs."""
-    import tempfile
-
-    tmp = None
     try:
         text = json.dumps(data, ensure_ascii=False)
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-        tmp = None
+        write_file(target, text, "cache")
         for old in folder.glob(f"{prefix}*.json"):
             if old != target:
                 old.unlink(missing_ok=True)
-    except (OSError, TypeError, ValueError):  # read-only home, full disk, a value JSON cannot hold
+    except (OSError, TypeError, ValueError, WriteFailed):  # read-only home, full disk, a value JSON cannot hold
         pass
-    finally:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
 
 
 class JsonStore:

@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import SAMPLES, run_cli
+from diagnose import writer
 from diagnose.commands import outputs
 
 KV = SAMPLES / "kv-exhaustion"
@@ -132,7 +133,7 @@ def test_a_failed_write_leaves_no_partial_file_and_exits_6(tmp_path, monkeypatch
         fh = real(fd, *args, **kwargs)
         return DiskFull(fh) if ".r.json." in os.readlink(f"/proc/self/fd/{fd}") else fh
 
-    monkeypatch.setattr(outputs.os, "fdopen", fdopen)
+    monkeypatch.setattr(writer.os, "fdopen", fdopen)
     result = run_cli(str(KV), "--json", str(target), "--sarif", str(sarif), "-q")
     assert result.exit_code == 6
     assert result.stderr.strip() == f"diagnose: error: cannot write --json {target}: No space left on device"
@@ -167,10 +168,10 @@ def test_atomic_write_keeps_the_permissions_of_the_file_it_replaces(tmp_path):
     target = tmp_path / "r.txt"
     target.write_text("old\n", encoding="utf-8")
     target.chmod(0o640)
-    outputs.write_atomic(str(target), "new\n")
+    writer.write_file(str(target), "new\n")
     assert target.read_text(encoding="utf-8") == "new\n" and (target.stat().st_mode & 0o777) == 0o640
     fresh = tmp_path / "fresh.txt"
-    outputs.write_atomic(str(fresh), "x\n")
+    writer.write_file(str(fresh), "x\n")
     mask = os.umask(0)
     os.umask(mask)
     assert (fresh.stat().st_mode & 0o777) == 0o666 & ~mask
@@ -180,9 +181,9 @@ def test_an_interrupt_while_writing_removes_the_temporary_file(tmp_path, monkeyp
     def stop(*_args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(outputs.os, "replace", stop)
+    monkeypatch.setattr(writer.os, "replace", stop)
     with pytest.raises(KeyboardInterrupt):
-        outputs.write_atomic(str(tmp_path / "r.json"), "{}")
+        writer.write_file(str(tmp_path / "r.json"), "{}")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -209,3 +210,32 @@ def test_an_output_not_written_is_said_in_the_language_of_the_run(tmp_path):
                                     str(tmp_path / "no-such-folder" / "r.json")])
     assert res.exit_code == 6
     assert "diagnose：错误：无法写入 --json " in res.stderr
+
+
+def test_a_compound_suffix_picks_its_format_and_an_unknown_one_is_refused(tmp_path):
+    assert outputs.main_format(None, "x.sarif.json") == "sarif"
+    assert outputs.main_format(None, "gl.gitlab.json") == "gitlab"
+    assert outputs.main_format(None, "results.junit.xml") == "junit"
+    assert outputs.main_format(None, "report") == "text"
+    result = run_cli(str(KV), "-o", str(tmp_path / "x.csv"))
+    assert result.exit_code == 2 and "x.csv" in result.stderr and ".sarif.json" in result.stderr
+    assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+@pytest.mark.parametrize("command", [
+    [str(KV)],
+    ["preflight", str(SAMPLES / "models" / "deepseek-r1-w8a8")],
+    ["expert-load", str(SAMPLES / "expert-load-week" / "dumps")],
+])
+def test_a_full_disk_is_one_line_and_exit_6_for_every_command(command):
+    import subprocess
+    import sys
+
+    for extra in (["-o", "/dev/full"], []):
+        with open("/dev/full", "w") as full:
+            done = subprocess.run([sys.executable, "-m", "diagnose", *command, *extra], stdout=full,
+                                  stderr=subprocess.PIPE, text=True, timeout=300)
+        assert done.returncode == 6, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "No space left on device" in lines[0] and "Traceback" not in done.stderr

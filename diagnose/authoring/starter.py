@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from diagnose.analysis.signatures import TOKEN_PATTERNS, mask_text
+from diagnose.writer import WriteFailed, write_file
 
 _TOKEN = r"<(?:TS|UUID|REQ|IP|PORT|PATH|SIZE|HEX|PID|RANK|DEV|N)>"
 _SAMPLES = {"<TS>": "2026-01-01 00:00:00", "<UUID>": "123e4567-e89b-12d3-a456-426614174000", "<REQ>": "req-1",
@@ -225,7 +226,10 @@ def write_starter_rule(*, from_report=None, index=1, signature=None, example=Non
     target = folder / fname
     if target.exists():
         return 2, [(f"diagnose: error: {target} exists; pick another --id or --name", True)]
-    target.write_text(body, encoding="utf-8")
+    try:
+        write_file(target, body, "-o")
+    except WriteFailed as exc:
+        return 6, [(f"diagnose: error: {exc}", True)]
     msgs.append((f"wrote {target}", False))
     if not re.search(r"[A-Za-z]{3,}", re.sub(_TOKEN, " ", signature)):
         msgs.append(("diagnose: warning: the signature has no literal words; its regex matches almost any line", True))

@@ -9,9 +9,9 @@ import click
 
 from diagnose.commands import configured
 from diagnose.commands.console import (
-    EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, parse_time, use_color, width,
+    EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, color_choice, default_lang, color_option, parse_time, use_color, width,
 )
-from diagnose.commands.outputs import MACHINE, deliver, echo_output, extras_of, main_format, output_options
+from diagnose.commands.outputs import MACHINE, deliver, extras_of, main_format, output_options, put_stream
 from diagnose.commands.exitcodes import exit_code
 from diagnose.ingest.names import display
 
@@ -68,7 +68,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
     from diagnose.report import render
     from diagnose.report.reasons import skip_reason
 
-    fmt, extras = main_format(fmt, output), extras_of(outputs)
+    fmt, extras = main_format(fmt, output, lang or default_lang()), extras_of(outputs)
     cfg = configured.file_config(config_file, no_config)  # command-line options win over the file
     fail_on = fail_on or cfg.fail_on or "error"
     settings = Settings(
@@ -139,8 +139,8 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
         # Annotations must not corrupt a machine-readable main output on stdout: then they go to stderr,
         # which the Actions runner scans for workflow commands as well.
         on_stdout = bool(output) or fmt not in MACHINE
-        if notes and (failure := echo_output(notes, err=not on_stdout, lang=settings.lang or "en")):
-            failed.append(failure)
+        if notes:
+            put_stream(notes, settings.lang or "en", failed, err=not on_stdout)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:
         summary = text if fmt == "markdown" else render("markdown", report, **opts)

@@ -36,14 +36,10 @@ def parse_time(value: str | None, name: str) -> datetime | None:
 
 
 def write_output(target: str, text: str, option: str = "-o", lang: str | None = None) -> None:
-    """Write one output atomically (diagnose/commands/outputs.py); on failure say which and exit 6."""
-    from diagnose.commands.outputs import OutputError, write_atomic
+    """Write one output atomically (diagnose/writer.py); on failure say which and exit 6."""
+    from diagnose.commands.outputs import write_or_exit
 
-    try:
-        write_atomic(target, text, option)
-    except OutputError as exc:
-        click.echo(exc.said(lang or default_lang()), err=True)
-        sys.exit(EXIT_OUTPUT_FAILED)
+    write_or_exit(target, text, option, lang or default_lang())
 
 
 PIPE_WIDTH = 100  # columns of the text report when it goes to a pipe or a file and $COLUMNS is not set

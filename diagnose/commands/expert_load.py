@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from diagnose.commands.console import EXIT_CLEAN, EXIT_USAGE, default_lang
+from diagnose.commands.console import EXIT_CLEAN, EXIT_OUTPUT_FAILED, EXIT_USAGE, default_lang, write_output
+from diagnose.commands.outputs import put_stream
 
 
 def _day(value: str | None, name: str) -> date | None:
@@ -72,13 +73,16 @@ def expert_load(paths, since, until, top, target, stage, layers, expert_map, fmt
         from diagnose.expertload.report_markdown import render
     text = render(result)
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_output(output, text, "-o", msg.lang)
         click.echo(msg("expertload.cli.wrote", path=output), err=True)
     else:
-        click.echo(text, nl=False)
+        failures: list[str] = []
+        put_stream(text, msg.lang, failures)
+        if failures:
+            sys.exit(EXIT_OUTPUT_FAILED)
     if map_out and "expert_map" in result.get("recommendation", {}):
         import json
 
-        Path(map_out).write_text(json.dumps(result["recommendation"]["expert_map"], indent=1) + "\n", encoding="utf-8")
+        write_output(map_out, json.dumps(result["recommendation"]["expert_map"], indent=1) + "\n", "--map-out", msg.lang)
         click.echo(msg("expertload.cli.wrote", path=map_out), err=True)
     sys.exit(EXIT_CLEAN)

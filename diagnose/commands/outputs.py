@@ -1,174 +1,114 @@
-"""The outputs of ``diagnose check``: the main one (standard output, or ``-o FILE``) and the extra files
-(``--json``, ``--sarif``, ``--junit``, ``--markdown``, ``--html``, ``--gitlab``), so one CI run gives the text
-log, the incident page and the machine formats.
+"""The outputs of a command: the main one (standard output, or ``-o FILE``) and the extra files (``--json``,
+``--sarif``, ``--junit``, ``--markdown``, ``--html``, ``--gitlab``), so one CI run gives the text log, the
+incident page and the machine formats. Formats come from the registry (diagnose/report/formats.py); every
+file and stream goes through the one writer (diagnose/writer.py).
 
-``-o FILE`` without ``--format`` takes the format from the file's suffix (``.html``, ``.json``, ``.sarif``,
-``.xml`` JUnit, ``.md``; anything else is text). Every file is written atomically: to a temporary file beside
-the target, then renamed over it, so a reader never sees half a report and a failed write (an unwritable
-folder, a full disk) leaves the target as it was. A failed output is named on standard error, the others
-are still written, and the run exits 6 (diagnose/commands/exitcodes.py).
+``-o FILE`` without ``--format`` takes the format from the file's suffix (the longest registered one:
+``x.sarif.json`` is SARIF); a suffix no format has is a usage error that lists the known ones. A failed output
+is named on standard error in the run's language, the others are still written, and the run exits 6
+(diagnose/commands/exitcodes.py).
 """
 
 from __future__ import annotations
 
-import os
-import stat
 import sys
-import tempfile
-from pathlib import Path
+from typing import Callable
 
 import click
 
-FORMATS = ["text", "concise", "json", "sarif", "junit", "markdown", "github", "gitlab", "html"]
-BY_SUFFIX = {".html": "html", ".htm": "html", ".json": "json", ".sarif": "sarif", ".xml": "junit", ".md": "markdown",
-             ".markdown": "markdown"}
-# (format, parameter name, option): the extra outputs, in the order they are written.
-EXTRAS = (("json", "json_out", "--json"), ("sarif", "sarif_out", "--sarif"), ("junit", "junit_out", "--junit"),
-          ("markdown", "markdown_out", "--markdown"), ("html", "html_out", "--html"),
-          ("gitlab", "gitlab_out", "--gitlab"))
-_EXTRA_HELP = {"json": "the JSON report", "sarif": "a SARIF 2.1.0 report", "junit": "a JUnit XML report",
-               "markdown": "a Markdown summary", "html": "the incident page (HTML)",
-               "gitlab": "a GitLab Code Quality report"}
-# Formats that are read by programs: GitHub annotations must not go into them on standard output.
-MACHINE = ("json", "sarif", "junit", "gitlab", "html")
+from diagnose.commands.exitcodes import EXIT_OUTPUT_FAILED
+from diagnose.messages import messages
+from diagnose.report import formats
+from diagnose.writer import WriteFailed, write_file, write_stream
+
+FORMATS = formats.names()
+MACHINE = tuple(f.name for f in formats.FORMATS if f.machine)
 
 
 def output_options(command):
     """--format, -o and the extra outputs, as click options (one decorator, so commands share them)."""
-    for fmt, name, option in reversed(EXTRAS):
-        command = click.option(option, name, type=click.Path(dir_okay=False),
-                               help=f"Also write {_EXTRA_HELP[fmt]} here.")(command)
+    for fmt in reversed(formats.extras()):
+        command = click.option(fmt.extra, f"{fmt.name}_out", type=click.Path(dir_okay=False),
+                               help=f"Also write {fmt.describes} here.")(command)
+    suffixes = " ".join(s for s in formats.known_suffixes() if s.count(".") == 1)
     command = click.option("-o", "--output", type=click.Path(dir_okay=False),
-                           help="Write the main output here (its format from the suffix unless --format is "
-                                "given: .html .json .sarif .xml .md; else text).")(command)
+                           help=f"Write the main output here (its format from the suffix unless --format is "
+                                f"given: {suffixes}).")(command)
     return click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
                         help="Main output format [default: from the -o suffix, else text].")(command)
 
 
-def main_format(fmt: str | None, output: str | None) -> str:
+def main_format(fmt: str | None, output: str | None, lang: str = "en") -> str:
+    """The main output's format: --format, else the -o suffix, else text. A suffix no format has exits 2."""
     if fmt:
         return fmt
-    if output:
-        return BY_SUFFIX.get(Path(output).suffix.lower(), "text")
-    return "text"
+    if not output:
+        return "text"
+    found = formats.by_suffix(output)
+    if found is None:
+        msg = messages(lang)
+        click.echo(msg("cli.error", text=msg("cli.unknown_suffix", target=output,
+                                             suffixes=" ".join(formats.known_suffixes()))), err=True)
+        sys.exit(2)
+    return found.name
 
 
 def extras_of(options: dict) -> list[tuple[str, str, str]]:
     """(format, target, option) of the extra outputs asked for."""
-    return [(fmt, options[name], option) for fmt, name, option in EXTRAS if options.get(name)]
+    return [(f.name, options[f"{f.name}_out"], f.extra) for f in formats.extras() if options.get(f"{f.name}_out")]
 
 
-class OutputError(Exception):
-    """An output that could not be written; the message names the option, the file and the reason."""
-
-    def __init__(self, option: str, target: str, reason: str):
-        self.option, self.target, self.reason = option, target, reason
-        super().__init__(f"cannot write {option} {target}: {reason}")
-
-    def said(self, lang: str = "en") -> str:
-        """The line for standard error, in the run's language."""
-        from diagnose.messages import messages
-
-        msg = messages(lang)
-        return msg("cli.error", text=msg("cli.cannot_write", option=self.option, target=self.target, reason=self.reason))
+def failure_line(exc: WriteFailed, lang: str = "en") -> str:
+    """The line for standard error, in the run's language."""
+    msg = messages(lang)
+    if exc.what in ("stdout", "stderr"):
+        return msg("cli.error", text=msg(f"cli.cannot_write_stream.{exc.what}", reason=exc.reason))
+    return msg("cli.error", text=msg("cli.cannot_write", option=exc.what, target=exc.target, reason=exc.reason))
 
 
-def write_atomic(target: str, text: str, option: str = "-o") -> None:
-    """Write ``text`` to ``target`` through a temporary file in the same folder and a rename. A target that
-    is no regular file (``/dev/null``, ``/dev/stdout``, a FIFO) is written as it is: a rename would put a
-    regular file in place of the device, which root may do."""
-    path = Path(target)
-    folder = path.parent if str(path.parent) else Path(".")
-    if _special(path):
-        try:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise OutputError(f"cannot write {option} {target}: {exc.strerror or exc}") from None
-        return
+def put_file(target: str, text: str, what: str, lang: str, failures: list[str]) -> None:
+    """Write one file; a failure is said on standard error and kept in ``failures`` (in English)."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
-    except OSError as exc:
-        raise OutputError(option, target, str(exc.strerror or exc)) from None
+        write_file(target, text, what)
+    except WriteFailed as exc:
+        _say(failure_line(exc, lang))
+        failures.append(str(exc))
+
+
+def put_stream(text: str, lang: str, failures: list[str], err: bool = False, color: bool | None = None) -> None:
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, _mode_for(path))
-        os.replace(tmp, path)
-    except BaseException as exc:  # an interrupt too: never leave the temporary file behind
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise OutputError(option, target, str(exc.strerror or exc)) from None
-        raise
+        write_stream(text, err=err, color=color)
+    except WriteFailed as exc:
+        _say(failure_line(exc, lang))
+        failures.append(str(exc))
 
 
-def _special(path: Path) -> bool:
+def _say(line: str) -> None:
     try:
-        return not stat.S_ISREG(path.stat().st_mode)  # the link's target, for /dev/stdout
-    except OSError:  # not there yet (or not reachable: the temporary file says why)
-        return False
-
-
-def _mode_for(path: Path) -> int:
-    """The target's own permissions when it exists, else what a plain open() would give (0666 & ~umask)."""
-    try:
-        return stat.S_IMODE(path.stat().st_mode)
-    except OSError:
-        mask = os.umask(0)
-        os.umask(mask)
-        return 0o666 & ~mask
-
-
-def echo_output(text: str, err: bool = False, color: bool | None = None, lang: str = "en") -> str | None:
-    """A report on standard output (or error); returns the failure, already reported, or None. A full disk
-    is said in one line in the run's language (no traceback); a reader that went away (``| head``) is no
-    failure: the rest of the output is dropped. ``color``: as click.echo's (None: colour only on a terminal)."""
-    stream = sys.stderr if err else sys.stdout
-    try:
-        click.echo(text, nl=False, err=err, color=color)
-        stream.flush()
-    except BrokenPipeError:
-        _drop(stream)
-    except OSError as exc:
-        _drop(stream)
-        from diagnose.messages import messages
-
-        msg = messages(lang)
-        key = f"cli.cannot_write_stream.{'stderr' if err else 'stdout'}"
-        failure = messages("en")(key, reason=exc.strerror or exc)
-        click.echo(msg("cli.error", text=msg(key, reason=exc.strerror or exc)), err=True)
-        return failure
-    return None
-
-
-def _drop(stream) -> None:
-    # What is still buffered would fail again when Python flushes at exit, with a complaint of its own.
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
-    except (OSError, ValueError, AttributeError):  # not a real file (a test runner's capture)
+        click.echo(line, err=True)
+    except OSError:  # standard error is gone too: the exit code says it
         pass
 
 
-def deliver(report, render, *, fmt: str, output: str | None, extras: list[tuple[str, str, str]], quiet: bool,
-            main_text: str, opts: dict, color: bool = False) -> list[str]:
+def write_or_exit(target: str, text: str, what: str = "-o", lang: str = "en") -> None:
+    """Write one output; on failure say which and exit 6 (commands with a single output)."""
+    failures: list[str] = []
+    put_file(target, text, what, lang, failures)
+    if failures:
+        sys.exit(EXIT_OUTPUT_FAILED)
+
+
+def deliver(report, render: Callable[..., str], *, fmt: str, output: str | None,
+            extras: list[tuple[str, str, str]], quiet: bool, main_text: str, opts: dict,
+            color: bool = False) -> list[str]:
     """Print or write the main output and write every extra one; returns the failures (already reported).
     ``color``: the main text on standard output carries colour (click strips it in a pipe unless told)."""
-    failures = []
-
-    def put(target: str, text: str, option: str) -> None:
-        try:
-            write_atomic(target, text, option)
-        except OutputError as exc:
-            click.echo(exc.said(opts.get("lang") or "en"), err=True)
-            failures.append(str(exc))
-
+    failures: list[str] = []
+    lang = opts.get("lang") or "en"
     if output:
-        put(output, main_text, "-o")
-    elif not quiet and (failure := echo_output(main_text, color=color, lang=opts.get("lang") or "en")):
-        failures.append(failure)
+        put_file(output, main_text, "-o", lang, failures)
+    elif not quiet:
+        put_stream(main_text, lang, failures, color=color)
     for extra_fmt, target, option in extras:
-        put(target, main_text if extra_fmt == fmt else render(extra_fmt, report, **opts), option)
+        put_file(target, main_text if extra_fmt == fmt else render(extra_fmt, report, **opts), option, lang, failures)
     return failures

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import click
 
+from diagnose.commands.outputs import put_file, put_stream
 from diagnose.commands.console import (
-    EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, default_lang, exit_code, use_color, width, write_output,
+    EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, default_lang, exit_code, use_color, width, write_output,
 )
 
 
@@ -86,10 +87,13 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
     colored = fmt == "text" and use_color(color_choice(color, no_color), to_file=bool(output))
     out = render(fmt, report, color=colored, width=width(to_file=bool(output)),
                  lang=settings.lang, paths=[model_dir or "."], fail_on=fail_on, catalog=rules)
+    failures: list[str] = []
     if output:
-        write_output(output, out)
+        put_file(output, out, "-o", settings.lang, failures)
     elif not quiet:
-        click.echo(out, nl=False, color=colored)
+        put_stream(out, settings.lang, failures, color=colored)
+    if failures:
+        sys.exit(EXIT_OUTPUT_FAILED)
     sys.exit(exit_code(report, fail_on, exit_zero, allow_empty))
 
 

@@ -1,23 +1,8 @@
-"""One module per output format. Each exposes ``render(report, **options) -> str``; formats are
-imported only when used, so a heavy one (html with plotly) costs nothing to the others."""
+"""One module per output format, declared in ``formats`` (the registry); ``render(name, report, **options)``
+renders one. Renderers read the report (``diagnose.model``) and the message catalog, never the logs."""
 
 from __future__ import annotations
 
-import importlib
+from diagnose.report.formats import FORMATS, render
 
-FORMATS = {
-    "text": "diagnose.report.text",
-    "concise": "diagnose.report.concise",
-    "json": "diagnose.report.json_format",
-    "sarif": "diagnose.report.sarif",
-    "junit": "diagnose.report.junit",
-    "markdown": "diagnose.report.markdown",
-    "github": "diagnose.report.github",
-    "gitlab": "diagnose.report.gitlab",
-    "html": "diagnose.report.html",
-}
-
-
-def render(fmt: str, report, **options) -> str:
-    module = importlib.import_module(FORMATS[fmt])
-    return module.render(report, **options)
+__all__ = ["FORMATS", "render"]

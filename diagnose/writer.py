@@ -1,0 +1,99 @@
+"""The one writer of every file and stream a command writes.
+
+A file is written through a temporary file in the same folder and a rename, so a reader never sees half a
+report and a failed write (an unwritable folder, a full disk) leaves the target as it was. A target that is no
+regular file (``/dev/null``, ``/dev/stdout``, a FIFO, ``/dev/full``) is written as it is: a rename would put a
+regular file in place of the device. A failure raises ``WriteFailed`` with its parts (what was written, where,
+the operating system's reason); the command says it in the run's language and exits 6. A stream whose reader
+went away (``| head``) is no failure: the rest is dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+from typing import IO
+
+
+class WriteFailed(Exception):
+    """An output that could not be written: ``what`` (the option that named it, or ``stdout``/``stderr``),
+    ``target`` and ``reason`` (the operating system's words)."""
+
+    def __init__(self, what: str, target: str, reason: str):
+        self.what, self.target, self.reason = what, target, reason
+        super().__init__(f"cannot write {what} {target}: {reason}")
+
+
+def write_file(target: str | os.PathLike, data: str | bytes, what: str = "-o") -> None:
+    """Write ``data`` (text is UTF-8) to ``target`` atomically; raise WriteFailed."""
+    path = Path(target)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    if _special(path):
+        try:
+            with open(path, "wb") as fh:
+                fh.write(payload)
+        except OSError as exc:
+            raise WriteFailed(what, str(target), str(exc.strerror or exc)) from None
+        return
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
+    except OSError as exc:
+        raise WriteFailed(what, str(target), str(exc.strerror or exc)) from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        os.chmod(tmp, _mode_for(path))
+        os.replace(tmp, path)
+    except BaseException as exc:  # an interrupt too: never leave the temporary file behind
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise WriteFailed(what, str(target), str(exc.strerror or exc)) from None
+        raise
+
+
+def write_stream(text: str, err: bool = False, color: bool | None = None) -> None:
+    """``text`` on standard output (or error); raise WriteFailed on a full disk. ``color``: as click.echo's
+    (None: colour codes kept only on a terminal)."""
+    import click
+
+    stream = sys.stderr if err else sys.stdout
+    try:
+        click.echo(text, nl=False, err=err, color=color)
+        stream.flush()
+    except BrokenPipeError:
+        _drop(stream)
+    except OSError as exc:
+        _drop(stream)
+        raise WriteFailed("stderr" if err else "stdout", "", str(exc.strerror or exc)) from None
+
+
+def _drop(stream: IO[str]) -> None:
+    # What is still buffered would fail again when Python flushes at exit, with a complaint of its own.
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test runner's capture)
+        pass
+
+
+def _special(path: Path) -> bool:
+    try:
+        return not stat.S_ISREG(path.stat().st_mode)  # the link's target, for /dev/stdout
+    except OSError:  # not there yet (or not reachable: the temporary file says why)
+        return False
+
+
+def _mode_for(path: Path) -> int:
+    """The target's own permissions when it exists, else what a plain open() would give (0666 & ~umask)."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
