@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 import helpers
-from diagnose.engine.kinds import match_mismatch
+from diagnose.engine.match_kinds.mismatch import match_mismatch
 from diagnose.parsers.registry import sniff
 from diagnose.model import conform_signals
 from diagnose.parsers.registry import signal_docs
@@ -428,7 +428,7 @@ def _frame(rows):
 
 
 def _mismatch(**table):
-    from diagnose.engine.match import match_from
+    from diagnose.engine.match_kinds import match_from
 
     return match_from({"kind": "mismatch", **table}, lambda v, where: 0.0)
 

@@ -67,7 +67,7 @@ def rules_list(rule_dirs, category, lang, fmt, config_file=None, no_config=False
 
 
 def _code_tables(lang: str) -> list[str]:
-    from diagnose.engine.codes import families
+    from diagnose.engine.match_kinds.code import families
 
     try:
         fams = families()
@@ -214,7 +214,8 @@ def _unsearchable(pattern: str) -> list[str]:
 
 def _written_patterns(table, prefix: str = ""):
     """(field, pattern) of every regex field of a match table as written, nested selectors included."""
-    from diagnose.engine.match import SCHEMA, SELECTOR_FIELDS
+    from diagnose.engine.match import SELECTOR_FIELDS
+    from diagnose.engine.match_kinds import SCHEMA
 
     fields = {**SELECTOR_FIELDS, **SCHEMA.get(table.get("kind", ""), {})}
     for name, value in table.items():

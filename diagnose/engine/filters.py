@@ -15,15 +15,13 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from diagnose.engine.codes import recogniser_pattern
+from diagnose.engine.match_kinds import KINDS
 from diagnose.scan.fastregex import relaxed
 from diagnose.scan.literals import literal_led
-from diagnose.parsers.families.traceback import EXCEPTION as _EXCEPTION
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.selectors import signal_condition
 from diagnose.model.series import Condition, Periodic
 
-EXCEPTION_LINE = re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(?:", _EXCEPTION)
 
 # Level words as vLLM, MindIE, ATB and CANN print them; a line holding one may be a warning or an error.
 LEVEL_WORDS = r"WARN|ERROR|CRITICAL|FATAL|\[(?:error|warn|warning|critical|fatal)\]"
@@ -88,12 +86,7 @@ def _patterns(rules: list[Rule], text_first: list[Rule]) -> set[str]:
         for _, sel in rule.match.selectors():
             if sel.reads_records:  # with a signal, the regex reads the signal's text
                 patterns.add(_anonymous_groups(sel.regex))
-        if rule.match.kind == "traceback":  # exception lines (the frames are read by the parser per chunk)
-            patterns.add(EXCEPTION_LINE)
-        if rule.match.kind == "code":  # the lines of an error-code family (knowledge/codes/)
-            found = recogniser_pattern(rule.match.family)
-            if found:
-                patterns.add(found)
+        patterns.update(KINDS[rule.match.kind].keeps(rule.match))  # exception lines, a code family's lines
     # Each becomes a superset of itself (fastregex.relaxed) where it is used: the rules' own regexes decide
     # later; the alternations must stay small enough for the regex engine's DFA.
     return patterns

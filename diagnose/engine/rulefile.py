@@ -16,7 +16,8 @@ from typing import Any
 import polars as pl
 
 from diagnose.cache import parsed_tomls
-from diagnose.engine.match import ACROSS, LEVELS, SCHEMA, SCOPES, SELECTOR_FIELDS, WITHIN, Match, match_from
+from diagnose.engine.match import ACROSS, LEVELS, SCOPES, SELECTOR_FIELDS, WITHIN, Match
+from diagnose.engine.match_kinds import KINDS, SCHEMA, match_from
 from diagnose.model import CATEGORIES, SEVERITIES
 
 LANGS = ("en", "zh")
@@ -160,7 +161,7 @@ class _Check:
         return {k: v for k, v in value.items() if k in LANGS and isinstance(v, str)}
 
     def value(self, kind: str, value: Any, where: str) -> None:
-        """One field of a [match] table against its type in engine/match.py SCHEMA."""
+        """One field of a [match] table against its type in its kind's FIELDS (engine/match_kinds/)."""
         if kind == "regex":
             self.regex(value, where)
         elif kind == "number":
@@ -235,20 +236,8 @@ class _Check:
         for key, value in match.items():
             if key in fields:
                 self.value(fields[key][0], value, f"match.{key}")
-        if kind == "pattern" and "regex" not in match and "signal" not in match:
-            self.fail("match", "needs `regex` (over log lines) or `signal` (a parsed value)")
-        if kind in ("threshold", "mismatch") and "signal" not in match:
-            self.fail("match.signal", "missing")
-        if kind == "threshold" and ("above" in match) == ("below" in match):
-            self.fail("match", "give exactly one of `above` or `below`")
-        if kind == "absence":
-            for key in ("when", "missing"):
-                if key not in match:
-                    self.fail(f"match.{key}", "missing")
-        if kind == "traceback" and not any(k in match for k in ("exception", "message", "frames")):
-            self.fail("match", "needs at least one of `exception`, `message` or `frames`")
-        if kind == "code" and "family" not in match:
-            self.fail("match.family", "missing (the stem of a table under knowledge/codes/, e.g. \"acl\")")
+        for where, problem in KINDS[kind].check(match):
+            self.fail(where, problem)
 
 
 def load_rule(path: Path, check_patterns: bool = True) -> Rule:

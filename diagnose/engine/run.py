@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from datetime import datetime
 from typing import Any, Callable
 
 import polars as pl
 
-from diagnose.engine.codes import match_codes
-from diagnose.engine.kinds import KINDS, Match
-from diagnose.engine.traceback_kind import exceptions, match_traceback
+from diagnose.engine.match_kinds import KINDS, Context, Hit
 from diagnose.messages import messages
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.selectors import record_condition
@@ -43,31 +40,18 @@ def run_rules(
     present = _sources_present(records, signals, series)
     rules = [rule for rule in rules if _can_fire(rule, present)]
     quiet = _quiet_pattern_rules(rules, records)
-    explained: list[pl.DataFrame] = []  # (file, event) of every hit: error codes on those lines are explained
-    tracebacks: list[pl.DataFrame] = []  # the exceptions of the bundle, found once for all traceback rules
-    for rule in rules:
-        if rule.id in quiet or rule.match.kind == "code":
-            continue
-        try:
-            if rule.match.kind == "traceback":
-                if not tracebacks:
-                    tracebacks.append(exceptions(records, signals))
-                kind = functools.partial(match_traceback, rows=tracebacks[0])
-            else:
-                kind = KINDS[rule.match.kind]
-            match = kind(rule.match, records, signals, rule.sources or None, series=series)
-            if match is not None:
-                findings.append(build_finding(rule, match, records, lang, signals, texts, read_back))
-                explained.append(match.hits.select(pl.col("file").cast(pl.String), pl.col("event").cast(pl.UInt32)))
-        except Exception as exc:  # one broken rule must not take the run down; the report says so
-            errors.append(f"rule {rule.id} ({rule.path}) failed: {type(exc).__name__}: {exc}")
-    keys = pl.concat(explained).unique() if explained else None
-    for rule in (r for r in rules if r.match.kind == "code"):  # after the others: what they explain is theirs
-        try:
-            for hit in match_codes(rule.match, records, keys, lang):
-                findings.append(build_finding(rule, hit, records, lang, signals, texts, read_back))
-        except Exception as exc:  # noqa: BLE001
-            errors.append(f"rule {rule.id} ({rule.path}) failed: {type(exc).__name__}: {exc}")
+    ctx = Context(records, signals, series, lang)
+    explained: list[pl.DataFrame] = []  # (file, event) of every hit: a later phase leaves those lines alone
+    for phase in sorted({KINDS[r.match.kind].phase for r in rules}):
+        if phase:
+            ctx.explained = pl.concat(explained).unique() if explained else None
+        for rule in (r for r in rules if KINDS[r.match.kind].phase == phase and r.id not in quiet):
+            try:
+                for hit in KINDS[rule.match.kind].evaluate(rule.match, rule.sources or None, ctx):
+                    findings.append(build_finding(rule, hit, records, lang, signals, texts, read_back))
+                    explained.append(hit.hits.select(pl.col("file").cast(pl.String), pl.col("event").cast(pl.UInt32)))
+            except Exception as exc:  # noqa: BLE001 - one broken rule must not take the run down; the report says so
+                errors.append(f"rule {rule.id} ({rule.path}) failed: {type(exc).__name__}: {exc}")
     return findings, errors
 
 
@@ -83,7 +67,7 @@ def _can_fire(rule: Rule, present: set[str]) -> bool:
     for a bundle of one kind). Selectors may name sources of their own, so those count too."""
     if not rule.sources:
         return True
-    if rule.match.kind == "traceback":  # tracebacks are text in any kind of file
+    if KINDS[rule.match.kind].any_source:  # tracebacks are text in any kind of file
         return True
     wanted = set(rule.sources)
     for role, sel in rule.match.selectors():
@@ -114,7 +98,7 @@ def _quiet_pattern_rules(rules: list[Rule], records: pl.DataFrame) -> set[str]:
     return {rid for rid, hit in row.items() if not hit}
 
 
-def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, signals: pl.DataFrame | None = None,
+def build_finding(rule: Rule, match: Hit, records: pl.DataFrame, lang: str, signals: pl.DataFrame | None = None,
                   texts: pl.DataFrame | None = None, read_back: ReadBack | None = None) -> Finding:
     hits = match.hits
     nodes = sorted(hits["node"].drop_nulls().unique().to_list())
@@ -161,7 +145,7 @@ def build_finding(rule: Rule, match: Match, records: pl.DataFrame, lang: str, si
 
 
 def _excerpt_note(facts: dict[str, Any], lang: str) -> str:
-    """On a short excerpt (engine/kinds.py EXCERPT_MAX) the finding says on how many samples it rests."""
+    """On a short excerpt (engine/match_kinds/threshold.py EXCERPT_MAX) the finding says on how many samples it rests."""
     n = facts.get("excerpt_samples")
     if n is None:
         return ""

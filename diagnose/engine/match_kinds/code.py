@@ -21,7 +21,10 @@ from typing import Any
 import polars as pl
 
 from diagnose.knowledge.code_tables import CodeFamily, builtin_codes_dir, classify, load_families
-from diagnose.engine.match import CodeMatch
+from diagnose.engine.match import Match
+from diagnose.engine.match_kinds.base import Context, Hit, MatchKind
+
+FIELDS = {"family": ("str", "an error-code table under knowledge/codes/ (cann, acl, hccl, mindie, torch_npu)")}
 
 _CACHE: dict[str, dict[str, CodeFamily]] = {}
 
@@ -35,14 +38,33 @@ def families(folder=None) -> dict[str, CodeFamily]:
     return _CACHE[key]
 
 
-@dataclass
-class CodeHit:
-    """One code's events, with what the table says about it (``Match`` plus the overrides of the rule's text)."""
+@dataclass(frozen=True)
+class CodeMatch(Match):
+    """Error codes of one family (knowledge/codes/<family>.toml) on log lines that no other rule explains: one
+    finding per code, its category, severity and next step from the table (this module)."""
 
-    hits: pl.DataFrame
-    count: int
-    facts: dict[str, Any] = field(default_factory=dict)
-    overrides: dict[str, Any] = field(default_factory=dict)
+    family: str = ""
+
+    kind = "code"
+
+
+def build(raw: dict[str, Any], table: dict[str, Any], seconds) -> CodeMatch:
+    return CodeMatch(raw=raw, family=table["family"])
+
+
+def check(table: dict[str, Any]):
+    if "family" not in table:
+        yield "match.family", "missing (the stem of a table under knowledge/codes/, e.g. \"acl\")"
+
+
+def keeps(m: CodeMatch):
+    found = recogniser_pattern(m.family)  # the lines of the family's codes
+    if found:
+        yield found
+
+
+def evaluate(m: CodeMatch, sources, ctx: Context) -> list[Hit]:
+    return match_codes(m, ctx.records, ctx.explained, ctx.lang)
 
 
 def _anonymous(pattern: str) -> str:
@@ -64,7 +86,7 @@ def recogniser_pattern(family: str) -> str | None:
     return "|".join(f"(?:{_anonymous(r.regex)})" for r in fam.recognisers)
 
 
-def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | None, lang: str) -> list[CodeHit]:
+def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | None, lang: str) -> list[Hit]:
     fam = families().get(m.family)
     if fam is None or records.height == 0:
         return []
@@ -78,7 +100,7 @@ def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | N
     if cand.height == 0:
         return []
     cand = cand.sort(["ts", "file", "line"], nulls_last=True)
-    out: list[CodeHit] = []
+    out: list[Hit] = []
     for (value,), group in cand.group_by(["_code"], maintain_order=True):
         known, cls = classify(fam, value)
         entry = known or cls
@@ -91,10 +113,14 @@ def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | N
         title = f"{fam.title.get(lang) or fam.title['en']} {value}: {_short(meaning)}"
         facts = {"code": value, "meaning": meaning, "family": fam.family,
                  "code_name": known.name if known else "", "listed": "yes" if known else "no"}
-        out.append(CodeHit(hits, events.height, facts, {
+        out.append(Hit(hits, events.height, facts, {
             "category": entry.category, "severity": entry.severity, "title": title,
             "remediation": entry.next_step.get(lang) or entry.next_step["en"],
             "consequence": bool(known.echo) if known else False, "generic": generic,
             "references": [entry.source] if entry.source else [],
         }))
     return out
+
+
+# After the other kinds: a line another rule explains is theirs (that rule knows more).
+KIND = MatchKind("code", FIELDS, build, evaluate, check, keeps, phase=1)

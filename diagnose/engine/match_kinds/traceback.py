@@ -8,10 +8,62 @@ that matched ``frames``, else the innermost one) and the message pattern's named
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+from typing import Any
+
 import polars as pl
 
-from diagnose.engine.kinds import Match
-from diagnose.engine.match import TracebackMatch
+from diagnose.engine.match import Match
+from diagnose.engine.match_kinds.base import Context, Hit, MatchKind
+from diagnose.parsers.families.traceback import EXCEPTION
+
+# An exception line with its groups unnamed: the filters join it into one alternation with other patterns.
+EXCEPTION_LINE = re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(?:", EXCEPTION)
+
+FIELDS = {"exception": ("regex", "pattern over the exception type, e.g. `KeyError$` (dotted names too)"),
+          "message": ("regex", "pattern over the exception's message; named groups become summary fields"),
+          "not_message": ("regex", "the message must not match"),
+          "frames": ("regex", "some frame (`path:function`) of the traceback must match"),
+          "not_frames": ("regex", "no frame may match"),
+          "min_count": ("int", "tracebacks needed (default 1)")}
+
+
+@dataclass(frozen=True)
+class TracebackMatch(Match):
+    """Python exceptions (the ``exception`` signals of parsers/families/traceback.py) by type, message and the frames
+    that raised them. Without ``exception``, a traceback whose exception line was lost still matches by its
+    frames."""
+
+    exception: str | None = None
+    message: str | None = None
+    not_message: str | None = None
+    frames: str | None = None
+    not_frames: str | None = None
+    min_count: int = 1
+
+    kind = "traceback"
+
+
+def build(raw: dict[str, Any], table: dict[str, Any], seconds) -> TracebackMatch:
+    return TracebackMatch(raw=raw, exception=table.get("exception"), message=table.get("message"),
+                          not_message=table.get("not_message"), frames=table.get("frames"),
+                          not_frames=table.get("not_frames"), min_count=int(table.get("min_count", 1)))
+
+
+def check(table: dict[str, Any]):
+    if not any(k in table for k in ("exception", "message", "frames")):
+        yield "match", "needs at least one of `exception`, `message` or `frames`"
+
+
+def keeps(m: TracebackMatch):
+    yield EXCEPTION_LINE  # exception lines (the frames are read by the parser per chunk)
+
+
+def evaluate(m: TracebackMatch, sources, ctx: Context) -> list[Hit]:
+    rows = ctx.once("exceptions", lambda: exceptions(ctx.records, ctx.signals))  # found once for every rule
+    found = match_traceback(m, ctx.records, ctx.signals, sources, ctx.series, rows=rows)
+    return [found] if found is not None else []
 
 
 def exceptions(records: pl.DataFrame, signals: pl.DataFrame) -> pl.DataFrame:
@@ -36,7 +88,7 @@ def exceptions(records: pl.DataFrame, signals: pl.DataFrame) -> pl.DataFrame:
 
 
 def match_traceback(m: TracebackMatch, records: pl.DataFrame, signals: pl.DataFrame, sources,
-                    series: pl.DataFrame | None = None, rows: pl.DataFrame | None = None) -> Match | None:
+                    series: pl.DataFrame | None = None, rows: pl.DataFrame | None = None) -> Hit | None:
     """``rows``: ``exceptions(records, signals)``, when the caller computed it once for several rules."""
     if rows is None:
         rows = exceptions(records, signals)
@@ -66,4 +118,7 @@ def match_traceback(m: TracebackMatch, records: pl.DataFrame, signals: pl.DataFr
         facts.update({k: v for k, v in (groups or {}).items() if not k.isdigit() and v is not None})
     out = hits.select("file", "line", "source", "node", "ts", pl.col("rank").cast(pl.Int32), pl.col("event").cast(pl.UInt32),
                       "engine", pl.lit(None, pl.Float64).alias("value"), pl.col("text").alias("vtext"))
-    return Match(out, out.height, facts)
+    return Hit(out, out.height, facts)
+
+
+KIND = MatchKind("traceback", FIELDS, build, evaluate, check, keeps, any_source=True)
