@@ -38,7 +38,8 @@ sys.path.insert(0, str(ROOT))
 from diagnose.ingest.archives import iter_tar, iter_zip  # noqa: E402
 from diagnose.ingest.budget import Budget  # noqa: E402
 from diagnose.ingest.metered import ARCHIVE_ERRORS, Ratio, SourceFile, source  # noqa: E402
-from diagnose.model import RECORD_SCHEMA, Skipped  # noqa: E402
+from diagnose.messages import messages  # noqa: E402
+from diagnose.model import RECORD_SCHEMA, Skipped, skip  # noqa: E402
 from diagnose.parsers import registry  # noqa: E402
 from diagnose.parsers.lineframe import FileContext, lines_frame  # noqa: E402
 from diagnose.pipeline import RuleFilters, Settings, diagnose, filters_for, load_catalog, read  # noqa: E402
@@ -136,7 +137,7 @@ def _views(data: bytes, budget: Budget, count: list[int]):
                 try:
                     zf = zipfile.ZipFile(io.BytesIO(blob))
                 except ARCHIVE_ERRORS as exc:
-                    yield Skipped(f"{shown}.zip", f"corrupt zip archive: {exc}")
+                    yield Skipped(f"{shown}.zip", skip("corrupt_zip", error=str(exc)))
                     continue
                 yield from iter_zip(zf, f"{shown}.zip", None, budget, Ratio(len(blob) or 1), nested=0)
 
@@ -247,7 +248,7 @@ def one_input(data: bytes, turn: int = 0) -> dict:
     members = count[0]
     if len(parsed.inputs) + len(parsed.skipped) != members:
         raise AssertionError(f"{members} files and skips in, {len(parsed.inputs)} read + {len(parsed.skipped)} out")
-    if any("closed" in s.reason for s in parsed.skipped):
+    if any("closed" in messages("en").say(s.reason) for s in parsed.skipped):
         raise AssertionError(f"a member was made after its archive moved on: {parsed.skipped}")
     # 2. That run's report in every format.
     report = diagnose(parsed, rules, rule_errors, settings, filters)

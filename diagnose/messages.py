@@ -9,11 +9,17 @@ technical term (``rank``); every other Chinese text holds Chinese characters (te
 Only the texts authored here and in the rule files are translated; what comes from the logs (evidence lines,
 paths, node names, signatures) and identifiers (rule ids and names, source kinds, signal names, flags) are
 printed as they are.
+
+Words are chosen at the edge: the rooms that find things (ingest, engine, analysis) say them as ``Phrase``
+(a catalog key with its values) or ``Template`` (a rule's or a code table's text in every language, with the
+values that fill it), and a renderer says them in its output's language with ``Messages.say``. So one run can
+write an English SARIF and a Chinese page, and no decision ever reads a sentence.
 """
 
 from __future__ import annotations
 
 import html
+import re
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -87,6 +93,142 @@ class Messages:
         """For a table cell: English prints the category's id (``kv-cache``, as the rule files and docs name
         it); another language prints the category's name, since the id is English."""
         return category if self.lang == "en" else self.category(category)
+
+
+    def say(self, text: "Words | str | None") -> str:
+        """A phrase, a template or a plain string (log text, an identifier) in this language."""
+        if text is None:
+            return ""
+        if isinstance(text, str):
+            return text
+        return text.said(self)
+
+
+class Words:
+    """Something said in the reader's language, at the edge (``Messages.say``)."""
+
+    __slots__ = ()
+
+    def said(self, msg: "Messages") -> str:
+        raise NotImplementedError
+
+
+class Phrase(Words):
+    """A sentence of the catalog by its key, with its values (which may be phrases themselves)."""
+
+    __slots__ = ("key", "values")
+
+    def __init__(self, key: str, /, **values: Any) -> None:
+        self.key, self.values = key, values
+
+    def said(self, msg: Messages) -> str:
+        return msg(self.key, **{k: msg.say(v) if isinstance(v, Words) else v
+                                for k, v in self.values.items()})
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Phrase) and (self.key, self.values) == (other.key, other.values)
+
+    def __repr__(self) -> str:
+        return f"Phrase({self.key!r}, {self.values!r})"
+
+
+class Joined(Words):
+    """Texts said one after the other, with the catalog's separator ``sep`` between them (none without)."""
+
+    __slots__ = ("parts", "sep", "distinct")
+
+    def __init__(self, parts: "list[Words | str]", sep: str | None = None, distinct: bool = False) -> None:
+        self.parts, self.sep, self.distinct = list(parts), sep, distinct
+
+    def said(self, msg: Messages) -> str:
+        said = [msg.say(p) for p in self.parts]
+        if self.distinct:  # each different text once, in the order of the language's own sort
+            said = sorted(set(said))
+        return (msg(self.sep) if self.sep else "").join(said)
+
+
+class Localized(Words):
+    """A text authored in every language, said as it is (no holes to fill): a rule's title or remediation, a
+    code table's meaning."""
+
+    __slots__ = ("texts",)
+
+    def __init__(self, texts: dict[str, str]) -> None:
+        self.texts = texts
+
+    def said(self, msg: Messages) -> str:
+        return self.texts.get(msg.lang) or self.texts.get("en") or ""
+
+    def __repr__(self) -> str:
+        return f"Localized({self.texts.get('en', '')[:40]!r})"
+
+
+class Template(Words):
+    """A text authored in every language (a rule's title, summary or remediation; a code table's meaning),
+    filled with ``values`` where it says ``{name}``; ``lead`` is said before it and ``tail`` after it (the
+    root cause's sentence, a note on how many samples a finding rests on)."""
+
+    __slots__ = ("texts", "values", "lead", "tail")
+
+    def __init__(self, texts: dict[str, str], values: dict[str, Any] | None = None, lead: "tuple[Words, ...]" = (),
+                 tail: "tuple[Words, ...]" = ()) -> None:
+        self.texts, self.values, self.lead, self.tail = texts, values or {}, tuple(lead), tuple(tail)
+
+    def led_by(self, text: Words) -> "Template":
+        return Template(self.texts, self.values, (text, *self.lead), self.tail)
+
+    def said(self, msg: Messages) -> str:
+        template = self.texts.get(msg.lang) or self.texts.get("en") or ""
+        values = {k: msg.say(v) if isinstance(v, Words) else v for k, v in self.values.items()}
+        body = fill(template, values)
+        if msg.lang == "en":
+            body = counted_nouns(body)
+        body += "".join(msg.say(t) for t in self.tail)
+        return " ".join([*(msg.say(t) for t in self.lead), body]) if self.lead else body
+
+    def __repr__(self) -> str:
+        return f"Template({self.texts.get('en', '')[:40]!r}, {self.values!r})"
+
+
+# `{name}`, `{name:.1f}`, and `{a|b}`: the first of the names that has a value (alternatives of one regex).
+FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\|[A-Za-z_][A-Za-z0-9_]*)*)(?::([^{}]*))?\}")
+
+
+def fill(template: str, values: dict[str, Any]) -> str:
+    """Fill ``{name}`` and ``{name:.1f}`` from values. Only plain names: no attribute or index access, so a
+    user's template cannot reach into objects, and braces inside substituted log text stay as they are."""
+
+    def one(m: re.Match) -> str:
+        value = next((values[n] for n in m.group(1).split("|") if values.get(n) is not None), None)
+        if value is None:
+            return "?"
+        spec = m.group(2)
+        if spec:
+            try:
+                return format(value, spec)
+            except (ValueError, TypeError):
+                return str(value)
+        if isinstance(value, float):
+            return f"{value:g}"
+        return str(value)
+
+    return FIELD.sub(one, template)
+
+
+# Counted nouns of English texts: templates say "{count} events" and "{n} interval(s)"; a count of one reads
+# "1 event", and "(s)" becomes what the number asks.
+_SINGULAR = {"events": "event", "times": "time", "tracebacks": "traceback", "messages": "message",
+             "intervals": "interval", "reports": "report", "errors": "error", "runs": "run", "ranks": "rank",
+             "launches": "launch", "entries": "entry", "lines": "line", "requests": "request", "files": "file",
+             "preemptions": "preemption", "sequences": "sequence", "nodes": "node", "tokens": "token",
+             "points": "point", "signatures": "signature", "warnings": "warning", "restarts": "restart"}
+_ONE_PLURAL = re.compile(r"(?<![^\s(])1 (" + "|".join(_SINGULAR) + r")\b")
+_MAYBE_PLURAL = re.compile(r"(?<![^\s(])(\d[\d,]*(?:\.\d+)?) ((?:[a-z]+ )?)([a-z]+)\(s\)")
+
+
+def counted_nouns(text: str) -> str:
+    text = _ONE_PLURAL.sub(lambda m: "1 " + _SINGULAR[m.group(1)], text)
+    return _MAYBE_PLURAL.sub(lambda m: f"{m.group(1)} {m.group(2)}{m.group(3)}{'' if m.group(1) == '1' else 's'}", text)
 
 
 def messages(lang: str | None = "en") -> Messages:

@@ -37,3 +37,10 @@ def values_of(signals: pl.DataFrame, name: str, engine: str | None = None) -> li
     if engine is not None:
         frame = frame.filter(pl.col("engine") == engine)
     return [t if t is not None else v for t, v in frame.select("text", "value").iter_rows()]
+
+
+def said(words, lang: str = "en") -> str:
+    """What a renderer says for a phrase, template or plain string, in ``lang``."""
+    from diagnose.messages import messages
+
+    return messages(lang).say(words)

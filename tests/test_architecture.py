@@ -1,5 +1,6 @@
-"""The package's shape: imports go one way (no cycle, imports inside functions counted), every module imports on
-its own, and no module grows past what one reader holds in mind."""
+"""The package's shape: imports point down the layers declared here (imports inside functions counted), no
+cycle, no two modules with one file name, every module imports on its own, and no module grows past what one
+reader holds in mind."""
 
 from __future__ import annotations
 
@@ -24,6 +25,24 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+
+# The layers, highest first (docs/architecture.md). A module imports only from layers below its own; rooms on one
+# layer do not import each other, except on the entry layer and the ground (shared contracts and utilities).
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("entry", ("__main__", "cli")),
+    ("commands", ("commands",)),
+    ("programs", ("authoring", "live", "fleet", "collect")),
+    ("service", ("pipeline",)),
+    ("passes", ("analysis", "engine", "report", "preflight", "validation", "expertload")),
+    ("parsers", ("parsers",)),
+    ("knowledge", ("knowledge",)),
+    ("ingest", ("ingest",)),
+    ("scan", ("scan",)),
+    ("ground", ("model", "messages", "cache", "writer")),
+]
+OPEN_LAYERS = ("entry", "ground")
+# The only top-level modules: the entry point and the ground. Everything else lives in a room.
+TOP_LEVEL = {"diagnose", "diagnose.__main__", "diagnose.cli", "diagnose.messages", "diagnose.cache", "diagnose.writer"}
 
 
 def _imported(module: str, path: Path) -> set[str]:
@@ -96,6 +115,62 @@ def test_the_import_graph_has_no_cycle():
     graph = {m: _imported(m, p) for m, p in MODULES.items()}
     assert sum(len(v) for v in graph.values()) > len(graph)  # the graph was read (not every edge missed)
     assert _cycles(graph) == []
+
+
+def _room(module: str) -> tuple[int, str, str] | None:
+    """(layer index, layer name, room) of a module of the package; None for the package itself."""
+    parts = module.split(".")
+    if len(parts) < 2:
+        return None
+    for i, (layer, rooms) in enumerate(LAYERS):
+        if parts[1] in rooms:
+            return i, layer, parts[1]
+    raise AssertionError(f"{module}: its room {parts[1]!r} is in no layer of LAYERS")
+
+
+def _wrong_way(graph: dict[str, set[str]]) -> list[str]:
+    out = []
+    for module, targets in graph.items():
+        here = _room(module)
+        if here is None:
+            continue
+        for target in sorted(targets):
+            there = _room(target)
+            if there is None or there[2] == here[2]:
+                continue
+            if there[0] < here[0] or (there[0] == here[0] and here[1] not in OPEN_LAYERS):
+                out.append(f"{module} -> {target} ({here[1]}/{here[2]} -> {there[1]}/{there[2]})")
+    return out
+
+
+def test_imports_point_down_the_layers():
+    graph = {m: _imported(m, p) for m, p in MODULES.items()}
+    assert _wrong_way(graph) == []
+
+
+def test_the_direction_check_finds_an_import_that_points_up_or_sideways():
+    graph = {"diagnose.parsers.kinds.vllm": {"diagnose.engine.run"},  # up
+             "diagnose.report.text": {"diagnose.analysis.coverage"},  # sideways on one layer
+             "diagnose.engine.run": {"diagnose.model.frames", "diagnose.engine.match"},  # down, and its own room
+             "diagnose.model.report": {"diagnose.messages"}}  # the ground may use the ground
+    assert _wrong_way(graph) == [
+        "diagnose.parsers.kinds.vllm -> diagnose.engine.run (parsers/parsers -> passes/engine)",
+        "diagnose.report.text -> diagnose.analysis.coverage (passes/report -> passes/analysis)",
+    ]
+
+
+def test_only_the_entry_point_and_the_ground_are_at_the_top():
+    top = {m for m in MODULES if m.count(".") <= 1 and not (PACKAGE / m.split(".")[-1]).is_dir()}
+    assert top <= TOP_LEVEL, top - TOP_LEVEL
+    assert len(top) <= 8
+
+
+def test_no_two_modules_share_a_file_name():
+    seen: dict[str, list[str]] = {}
+    for module, path in MODULES.items():
+        if path.name != "__init__.py":
+            seen.setdefault(path.name, []).append(module)
+    assert {name: mods for name, mods in seen.items() if len(mods) > 1} == {}
 
 
 def test_the_cycle_finder_finds_a_cycle():

@@ -20,7 +20,8 @@ from click.testing import CliRunner
 
 from conftest import ROOT
 from diagnose.cli import main
-from diagnose.model import Evidence, Finding, InputFile, Report, Skipped
+from diagnose.messages import messages
+from diagnose.model import Evidence, Finding, InputFile, Report, RuleInfo, Skipped, builtins, skip
 from diagnose.report.redact import Redactor, redact_report
 from diagnose.report import FORMATS, render
 from diagnose.report import github as gh
@@ -95,8 +96,9 @@ def report_of(findings, inputs=None, errors=None, skipped=None, rules=None) -> R
         InputFile("logs/node-2/vllm.log", "vllm", 100, 5000, node="node-2"),
     ]
     rules_checked = rules if rules is not None else sorted(
-        {f.rule_id: {"id": f.rule_id, "name": f.name, "category": f.category, "severity": f.severity,
-                     "title": f.title} for f in findings}.values(), key=lambda b: b["id"])
+        {f.rule_id: RuleInfo(id=f.rule_id, name=f.name, category=f.category, severity=f.severity,
+                             title={"en": f.title}, description={}, remediation={}, references=[], path="")
+         for f in findings}.values(), key=lambda b: b.id)
     return Report(findings=list(findings), inputs=inputs, skipped=skipped or [], errors=errors or [],
                   rules_checked=rules_checked)
 
@@ -159,10 +161,10 @@ def test_sarif_result_without_evidence_still_has_a_location():
 
 
 def test_sarif_lists_clean_rules_reports_skipped_and_incomplete_runs():
-    rules = [{"id": "KV001", "name": "kv-cache-saturated", "category": "kv-cache", "severity": "error",
-              "title": "KV cache saturated"}]
+    rules = [RuleInfo(id="KV001", name="kv-cache-saturated", category="kv-cache", severity="error",
+                      title={"en": "KV cache saturated"}, description={}, remediation={}, references=[], path="")]
     report = report_of([finding()], rules=rules, errors=["parser plog failed on x.log: ValueError"],
-                       skipped=[Skipped("logs/core.bin", "binary file (not text)")])
+                       skipped=[Skipped("logs/core.bin", skip("binary"))])
     doc = json.loads(render("sarif", report, paths=["logs"]))
     validate_sarif(doc)
     run = doc["runs"][0]
@@ -310,7 +312,7 @@ def test_markdown_stays_under_one_mebibyte_for_any_input():
                 evidence=[Evidence(f"logs/node-1/f{i}.log", j, big) for j in range(1, 12)])
         for i in range(300)
     ]
-    report = report_of(findings, skipped=[Skipped(f"logs/bin{i}", big[:2000]) for i in range(300)])
+    report = report_of(findings, skipped=[Skipped(f"logs/bin{i}", skip("cannot_read", error=big[:2000])) for i in range(300)])
     text = render("markdown", report, paths=["logs"])
     assert len(text.encode("utf-8")) < 1024 * 1024
     assert re.search(r"\d+ more findings in the JSON report", text)
@@ -479,11 +481,11 @@ def test_redact_report_covers_inputs_skipped_errors_and_keeps_the_original():
     report = report_of(
         [f],
         inputs=[InputFile("/home/carol/ci/node-1/vllm.log", "vllm", 10, 100, node="node-1")],
-        skipped=[Skipped("/home/carol/ci/node-1/core.192.168.3.4.bin", "binary file (not text)")],
+        skipped=[Skipped("/home/carol/ci/node-1/core.192.168.3.4.bin", skip("binary"))],
         errors=["parser failed on /home/carol/ci/node-1/x.log"],
     )
     red = redact_report(report)
-    blob = json.dumps(red.to_dict())
+    blob = json.dumps(builtins(red.document(), messages("en").say))
     for secret in ("carol", "192.168.3.4", "node-1"):
         assert secret not in blob, secret
     assert red.findings[0].evidence[0].text == "peer ip-1 timed out"
@@ -492,12 +494,12 @@ def test_redact_report_covers_inputs_skipped_errors_and_keeps_the_original():
 
 
 def test_skipped_inputs_are_annotated_as_warning_when_reading_was_cut_short():
-    bomb = Skipped("/ci/a.tgz!job/huge.log.gz", "decompression bomb: expands more than 100x (1000 bytes compressed)")
-    lines = gh.annotations(report_of([], skipped=[bomb, Skipped("/ci/a.tgz!job/core", "binary file (not text)")]),
+    bomb = Skipped("/ci/a.tgz!job/huge.log.gz", skip("bomb", ratio=100, n=1000, out=200000))
+    lines = gh.annotations(report_of([], skipped=[bomb, Skipped("/ci/a.tgz!job/core", skip("binary"))]),
                            paths=["/ci/a.tgz"])
     assert len(lines) == 1 and lines[0].startswith("::warning title=diagnose%3A inputs skipped::2 inputs")
     assert "job/huge.log.gz: decompression bomb" in lines[0]
-    benign = gh.annotations(report_of([], skipped=[Skipped("x/core", "binary file (not text)")]), paths=["x"])
+    benign = gh.annotations(report_of([], skipped=[Skipped("x/core", skip("binary"))]), paths=["x"])
     assert benign[0].startswith("::notice ")
 
 

@@ -151,7 +151,7 @@ class _FullDisk(io.StringIO):
 
 @pytest.mark.parametrize("option", ["-o", "--json", "--sarif", "--junit", "--markdown", "--html"])
 def test_a_full_disk_on_output_ends_with_one_clean_message(tmp_path, monkeypatch, option):
-    from diagnose.commands import outputs
+    from diagnose import writer
 
     real_fdopen = os.fdopen
 
@@ -159,7 +159,7 @@ def test_a_full_disk_on_output_ends_with_one_clean_message(tmp_path, monkeypatch
         real_fdopen(fd).close()
         return _FullDisk()
 
-    monkeypatch.setattr(outputs.os, "fdopen", full)
+    monkeypatch.setattr(writer.os, "fdopen", full)
     target = tmp_path / "report.out"
     result = run_cli("--format", "json", option, str(target), str(SAMPLES / "healthy"))
     assert result.exit_code == 6  # an output could not be written (diagnose/commands/exitcodes.py)

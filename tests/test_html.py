@@ -20,6 +20,9 @@ from diagnose.cli import main
 from diagnose.model import Evidence, Finding, InputFile, Report, conform_records, conform_signals
 from diagnose.report.html import downsample, render
 from diagnose.analysis.timeline_events import timeline_frame
+from diagnose.engine import builtin_rules_dir, load_rules
+
+RULES_INFO = [r.info() for r in load_rules([builtin_rules_dir()])[0]]  # what a run hands the page
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
@@ -200,6 +203,7 @@ def test_large_bundle_is_capped_and_says_so():
     assert lanes[0] <= 200 + 60 and lanes[1] == 50  # capped lane: 200 + the evidence lines
     assert 2999 in tl.filter(pl.col("node") == "node-0")["line"].to_list()  # evidence always kept
     report = Report(findings=[finding], inputs=[InputFile("big.log", "vllm", n, 10 * n)], skipped=[], signals=signals,
+                    rules_checked=RULES_INFO,
                     timeline=tl)
     page = render(report, max_points=1000, max_evidence=20)
     kv_fig = _kv_fig(page)
@@ -234,7 +238,7 @@ def test_odd_data_never_breaks_the_page():
     }))
     finding = _finding([Evidence("a.log", 5, ""), Evidence("gone.log", 1, "y")], t0)
     no_time = _finding([], None)
-    report = Report(findings=[finding, no_time], inputs=[], skipped=[], signals=signals,
+    report = Report(findings=[finding, no_time], inputs=[], skipped=[], signals=signals, rules_checked=RULES_INFO,
                     timeline=timeline_frame(records, [finding], signals))
     page = render(report)
     figs = _figs(page)

@@ -7,6 +7,7 @@ from datetime import datetime
 
 import polars as pl
 import pytest
+from helpers import said
 
 import helpers
 from conftest import SAMPLES, run_json
@@ -436,9 +437,9 @@ def test_operator_setup_failure_is_root_and_exit_is_consequence(catalog):
 
 def test_headnum_rule_and_device_id_rules(catalog):
     found = _fire(catalog, "CFG010", "[error] [1079] [multi_latent_attention_operation.cpp:91] headNum should be {8,16,32,64,128}")
-    assert found[0].category == "config" and "dp 4, tp 8, moe_tp 1, moe_ep 32" in found[0].remediation.replace('"', "").replace(":", "")
+    assert found[0].category == "config" and "dp 4, tp 8, moe_tp 1, moe_ep 32" in said(found[0].remediation).replace('"', "").replace(":", "")
     gap = _fire(catalog, "CFG011", CONFIG, path="node-0/conf/config.json", kind="mindie-config")
-    assert gap and "worldSize 8" in gap[0].summary and gap[0].evidence[0].line == 15
+    assert gap and "worldSize 8" in said(gap[0].summary) and gap[0].evidence[0].line == 15
     good = CONFIG.replace('"worldSize" : 8', '"worldSize" : 4')
     assert _fire(catalog, "CFG011", good, path="node-0/conf/config.json", kind="mindie-config") == []
 

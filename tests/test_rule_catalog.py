@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import said
 
 from diagnose.engine import builtin_rules_dir, load_rules
 from diagnose.authoring.fixtures import run_rule_tests
@@ -96,11 +97,12 @@ def test_lang_zh_gives_chinese_title_summary_and_remediation(rule):
     assert findings and not errors
     f = findings[0]
     if rule.match.kind == "code":  # the title and next step of an error code come from its table, in Chinese
-        assert any("\u4e00" <= ch <= "\u9fff" for ch in f.title + f.remediation), (f.title, f.remediation)
+        text = said(f.title, "zh") + said(f.remediation, "zh")
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in text), text
     else:
-        assert f.title == rule.title["zh"]
-        assert f.remediation == rule.remediation["zh"].strip()
-    assert any("\u4e00" <= ch <= "\u9fff" for ch in f.summary), f.summary
+        assert said(f.title, "zh") == rule.title["zh"]
+        assert said(f.remediation, "zh") == rule.remediation["zh"].strip()
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in said(f.summary, "zh")), said(f.summary, "zh")
 
 
 def test_echo_rules_are_marked_consequences():

@@ -6,10 +6,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import said
 
 from diagnose.authoring.fixtures import evaluate
 from diagnose.engine.rulefile import RuleError, load_rule, rule_from_dict
-from diagnose.engine.run import render
+from diagnose.messages import fill as render
 
 BASE = {
     "id": "USR001",
@@ -87,7 +88,7 @@ def test_pattern_counts_a_multiline_event_once_and_honours_window():
 def test_pattern_captures_feed_the_summary():
     rule = make({"kind": "pattern", "regex": r"code is (?P<code>\d+)"}, summary={"en": "code {code}, {count}x"})
     findings, _ = evaluate(rule, "ERROR 01-01 10:00:00 [a.py:1] error code is 507014\n", "x.log", "vllm")
-    assert findings[0].summary == "code 507014, 1x"
+    assert said(findings[0].summary) == "code 507014, 1x"
 
 
 def test_threshold_sustained_duration():
@@ -103,7 +104,7 @@ def test_threshold_sustained_duration():
     assert evaluate(ok, "\n".join(calm + lines), "x.log", "vllm")[0][0].facts["samples"] == 3
     # The same three lines alone are a short excerpt: every sample of it is beyond, so 60 s is not asked for.
     excerpt = evaluate(short, "\n".join(lines), "x.log", "vllm")[0]
-    assert excerpt and "from all 3 samples of a short excerpt" in excerpt[0].summary
+    assert excerpt and "from all 3 samples of a short excerpt" in said(excerpt[0].summary)
 
 
 def test_absence_fires_only_without_the_companion():

@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from diagnose.analysis import signatures as sig
+from diagnose.knowledge.masks import mask_text
 from diagnose.authoring import starter
 from diagnose.engine.rulefile import load_rule
 from diagnose.model import conform_records
@@ -22,7 +23,7 @@ PLANTED = ("ra_hdc_qp_modify(<N>) : [modify][ra_hdc_qp]qp state modify to RTS fa
 
 
 def masked(message: str) -> str:
-    return sig.mask_text(message)
+    return mask_text(message)
 
 
 # --- masking: one case per variable kind --------------------------------------------------------------------------
@@ -118,12 +119,12 @@ def test_group_counts_times_nodes_ranks_and_example():
          "level": "WARNING", "message": "slow disk 5"},
     ])
     items, more = sig.unrecognised(recs, _keys())
-    assert more == 0 and [i["count"] for i in items] == [3, 1]
+    assert more == 0 and [i.count for i in items] == [3, 1]
     top = items[0]
-    assert top["signature"] == "widget overflow at <HEX> on device_id=<DEV>"
-    assert top["first_seen"] == "2026-01-01 10:00:01" and top["last_seen"] == "2026-01-01 10:09:00"
-    assert top["nodes"] == ["node-0", "node-1"] and top["ranks"] == [2, 9]
-    assert (top["example"]["file"], top["example"]["line"]) == ("n0.log", 7)
+    assert top.signature == "widget overflow at <HEX> on device_id=<DEV>"
+    assert top.first_seen == "2026-01-01 10:00:01" and top.last_seen == "2026-01-01 10:09:00"
+    assert top.nodes == ["node-0", "node-1"] and top.ranks == [2, 9]
+    assert (top.example.file, top.example.line) == ("n0.log", 7)
 
 
 def test_order_is_count_then_signature_and_top_n_says_how_many_more():
@@ -133,7 +134,7 @@ def test_order_is_count_then_signature_and_top_n_says_how_many_more():
             rows.append({"file": "x.log", "line": 10 * i + j + 1, "level": "ERROR", "message": f"{word} broke {j}"})
     recs = _records(rows)
     items, more = sig.unrecognised(recs, _keys(), top=3)
-    assert [i["signature"] for i in items] == ["bravo broke <N>", "charlie broke <N>", "alpha broke <N>"]
+    assert [i.signature for i in items] == ["bravo broke <N>", "charlie broke <N>", "alpha broke <N>"]
     assert more == 1
 
 
@@ -157,7 +158,7 @@ def test_explained_event_is_not_listed_and_neither_is_its_error_block():
         {"file": "p.log", "line": 9, "ts": t, "level": "ERROR", "source": "plog", "message": "separate trouble 9"},
     ])
     items, _ = sig.unrecognised(recs, _keys([("a.log", 1), ("p.log", 6)]))
-    assert [i["signature"] for i in items] == ["separate trouble <N>"]
+    assert [i.signature for i in items] == ["separate trouble <N>"]
 
 
 VLLM_LOG = """\
@@ -177,10 +178,10 @@ def test_rule_explained_traceback_is_excluded_by_event(tmp_path):
     log.write_text(VLLM_LOG)
     report = analyze([str(tmp_path)], Settings())
     assert "MEM001" in [f.rule_id for f in report.findings]
-    sigs = [u["signature"] for u in report.unrecognised]
+    sigs = [u.signature for u in report.unrecognised]
     # the OOM exception line and its opener ("WorkerProc hit an exception.") belong to the explained event
     assert sigs == ["Error in chat completion stream generator for request <REQ>: frobnicator jammed at slot <N>"]
-    assert report.unrecognised[0]["count"] == 2
+    assert report.unrecognised[0].count == 2
 
 
 # --- the two-node sample -------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from test_ci_outputs import validate_sarif
 from diagnose.analysis.fingerprint import file_shape, fingerprints
 from diagnose.model import Evidence, Finding
 from diagnose.analysis.suppression import Suppression, split_signatures
+from diagnose.model import Example, Signature, SuppressedSignature
 
 KV = SAMPLES / "kv-exhaustion"  # KV001 (error), KV005 and PRF005 (warnings), MTP004 (info), on node-0
 MTP = SAMPLES / "mtp-ineffective"
@@ -77,12 +78,16 @@ def test_a_node_suppression_does_not_hide_the_same_problem_elsewhere():
 
 
 def test_signature_suppression_with_wildcards():
-    items = [{"signature": "[WARNING] ASCENDCL(<N>,python): env <PATH> is deprecated", "count": 3, "level": "WARNING"},
-             {"signature": "widget overflow in stage <N>", "count": 1, "level": "ERROR"}]
+    def signature(text: str, count: int, level: str) -> Signature:
+        return Signature(signature=text, count=count, first_seen=None, last_seen=None, nodes=[], ranks=[],
+                         level=level, code=None, source=None, example=Example("x.log", 1, text, text))
+
+    items = [signature("[WARNING] ASCENDCL(<N>,python): env <PATH> is deprecated", 3, "WARNING"),
+             signature("widget overflow in stage <N>", 1, "ERROR")]
     kept, gone = split_signatures(items, (Suppression(reason="harmless", signature="[WARNING] ASCENDCL(<N>,python): *"),))
-    assert [k["signature"] for k in kept] == ["widget overflow in stage <N>"]
-    assert gone == [{"kind": "signature", "signature": items[0]["signature"], "count": 3, "level": "WARNING",
-                     "reason": "harmless", "suppression": ""}]
+    assert [k.signature for k in kept] == ["widget overflow in stage <N>"]
+    assert gone == [SuppressedSignature(signature=items[0].signature, count=3, level="WARNING", reason="harmless",
+                                        suppression="")]
     exact = Suppression(reason="r", signature="widget  overflow in stage <N>")  # whitespace as printed
     assert exact.matches_signature("widget overflow in stage <N>")
     assert not exact.matches_signature("widget overflow in stage <N> again")

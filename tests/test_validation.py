@@ -7,6 +7,8 @@ import json
 import polars as pl
 import pytest
 
+from diagnose.model import builtins
+
 import helpers
 from conftest import SAMPLES, run_cli, run_json
 from diagnose.report.comparison import comparison_markdown
@@ -427,7 +429,7 @@ def test_text_and_markdown_table():
 
 def test_no_results_no_comparisons_key():
     report = analyze([str(SAMPLE / "run" / "node0")], Settings())
-    assert "comparisons" not in report.to_dict()
+    assert "comparisons" not in builtins(report.document(), str)
 
 
 # --- every VAL rule on its own fixtures -----------------------------------------------------------------------

@@ -18,6 +18,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from helpers import said
 
 from diagnose.messages import catalog
 from diagnose.pipeline import Settings, analyze, load_catalog
@@ -61,32 +62,44 @@ def _allowed(report, rules) -> set[str]:
     texts: list[str] = []
     by_id = {r.id: r for r in rules}
     for f in report.findings:
-        texts += [f.title, f.remediation, f.name, *f.references, *(e.file for e in f.evidence)]
+        texts += [said(f.title, "zh"), said(f.remediation, "zh"), f.name, *f.references, *(e.file for e in f.evidence)]
         texts += [e.text[:k] for e in f.evidence for k in (*CUTS, None)]
         texts += [str(v) for k, v in f.facts.items() if v is not None and k != "where"]
         rule = by_id.get(f.rule_id)
         if rule is not None:
             texts += [rule.text(k, "zh") for k in ("title", "summary", "remediation", "description")]
     for u in report.unrecognised or []:
-        ex = u.get("example") or {}
-        texts += [u["signature"], u["signature"][:300], ex.get("message") or "", ex.get("file") or ""]
-        texts += [(ex.get("text") or "")[:k] for k in (*CUTS, None)]
+        ex = u.example
+        texts += [u.signature, u.signature[:300], ex.message or "", ex.file or ""]
+        texts += [(ex.text or "")[:k] for k in (*CUTS, None)]
     if report.timeline is not None and report.timeline.height:
         for col in ("message", "proc", "node", "file", "code"):
             texts += [str(v)[:k] for v in report.timeline[col].drop_nulls().unique().to_list() for k in (*CUTS, None)]
     if report.signals is not None and report.signals.height:
         texts += [str(v) for v in report.signals["engine"].drop_nulls().unique().to_list()]
     texts += [i.path for i in report.inputs] + [i.kind for i in report.inputs] + [i.node or "" for i in report.inputs]
-    texts += [f"{s.path} {s.reason}" for s in report.skipped] + list(report.errors)
-    for item in (report.coverage or {}).get("incomplete") or []:  # the library's own message, in parentheses
-        texts += [item["path"], *re.findall(r"\((.*)\)$", item["reason"])]
-    for c in getattr(report, "comparisons", None) or []:
-        texts += [str(c.get("metric")), str(c.get("scope"))]
+    # what the operating system or a library said: the values in a reason, never its sentence
+    texts += [f"{s.path} {' '.join(_values(s.reason))}" for s in report.skipped] + list(report.errors)
+    for item in (report.coverage.incomplete if report.coverage is not None else []):
+        texts += [item.path, *_values(item.reason)]
+    for c in report.comparisons:
+        texts += [str(c.metric), str(c.scope)]
     texts += [str(e["zh"]) for e in catalog().values()]
     words = set()
     for t in texts:
         words |= {w.lower() for w in WORD.findall(t or "")}
     return words | {"diagnose"}
+
+
+def _values(words) -> list[str]:
+    """The text values inside a phrase (and the phrases it holds): what came from outside the catalog."""
+    from diagnose.messages import Joined, Phrase
+
+    if isinstance(words, Phrase):
+        return [x for v in words.values.values() for x in (_values(v) if not isinstance(v, str) else [v])]
+    if isinstance(words, Joined):
+        return [x for p in words.parts for x in _values(p)]
+    return [words] if isinstance(words, str) else []
 
 
 class _Text(HTMLParser):
@@ -210,12 +223,12 @@ def test_coverage_texts_are_chinese_in_every_format(tmp_path, case):
                                                "ERROR 09-03 14:00:05 [core.py:42] EngineCore failed\n")
         extra = {"since": datetime(2030, 1, 1)}
     report = analyze([str(folder)], Settings(lang="zh", timeline=True, **extra))
-    assert report.coverage["status"] == ("partial" if case == "truncated gz" else "nothing-analysed")
+    assert report.coverage.status == ("partial" if case == "truncated gz" else "nothing-analysed")
     allowed = _allowed(report, rules)
     leaks = {}
     for fmt in FORMATS:
         out = render(fmt, report, lang="zh", paths=[str(folder)], catalog=rules, width=400, fail_on="error")
-        assert report.coverage["text"] in visible_text(fmt, out) or fmt == "text" and case != "truncated gz", fmt
+        assert said(report.coverage.text, "zh") in visible_text(fmt, out) or fmt == "text" and case != "truncated gz", fmt
         found = _words(visible_text(fmt, out)) - allowed
         if found:
             leaks[fmt] = sorted(found)

@@ -20,7 +20,7 @@ import re
 
 import polars as pl
 
-from diagnose.analysis.signatures import mask
+from diagnose.knowledge.masks import mask
 
 VERSION = "v1"
 _DIGITS = re.compile(r"\d+")

@@ -13,12 +13,14 @@ marks no finding.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from diagnose.analysis.fingerprint import of_report_finding
+from diagnose.model import NoKnownCause
 
 
 def read_report(path: str | None) -> dict[str, Any] | None:
@@ -60,6 +62,6 @@ def only_new(report):
     when one of their signatures is new."""
     findings = [f for f in report.findings if f.baseline_state != "known"]
     verdict = report.verdict
-    if (verdict or {}).get("kind") == "no-known-cause" and not any(u.get("new") for u in report.unrecognised):
-        verdict = {}
-    return dataclasses.replace(report, findings=findings, verdict=verdict)
+    if isinstance(verdict, NoKnownCause) and not any(u.new is True for u in report.unrecognised):
+        verdict = None
+    return msgspec.structs.replace(report, findings=findings, verdict=verdict)

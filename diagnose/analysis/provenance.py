@@ -13,36 +13,15 @@ Derived inputs are listed apart from the files read (``Report.derived``); they a
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from diagnose.model import Evidence, Finding
+import msgspec
 
-# {derived path: {line in the derived text: (real file, real line)}}
-Origins = dict[str, dict[int, tuple[str, int]]]
+from diagnose.model import Evidence, Finding, Signature
+from diagnose.model.derived import Origins, locate
 
-
-def add(origins: Origins, derived_path: str, lines: list[tuple[str, int] | None], first_line: int = 1) -> None:
-    """Record the origin of each line of a derived text (``None``: a comment or a line of no single origin)."""
-    table = origins.setdefault(derived_path, {})
-    for i, origin in enumerate(lines, first_line):
-        if origin is not None and origin[0]:
-            table[i] = (origin[0], max(1, int(origin[1] or 1)))
-
-
-def locate(origins: Origins, file: str, line: int) -> tuple[str, int]:
-    """The real place of ``file:line``: itself unless ``file`` is derived. A derived line without an origin of
-    its own points at the first origin of its text (every derived text has at least one)."""
-    table = origins.get(file)
-    if table is None:
-        return file, line
-    if line in table:
-        return table[line]
-    return table[min(table)] if table else (file, line)
-
-
-def relocate(findings: list[Finding], unrecognised: list[dict[str, Any]],
-             origins: Origins | None) -> tuple[list[Finding], list[dict[str, Any]]]:
+def relocate(findings: list[Finding], unrecognised: list[Signature],
+             origins: Origins | None) -> tuple[list[Finding], list[Signature]]:
     """Findings and unrecognised-error signatures with every derived location replaced by its origin."""
     if not origins:
         return findings, unrecognised
@@ -52,12 +31,12 @@ def relocate(findings: list[Finding], unrecognised: list[dict[str, Any]],
         for e in f.evidence:
             file, line = locate(origins, e.file, e.line)
             evidence.append(e if (file, line) == (e.file, e.line) else Evidence(file, line, e.text))
-        out.append(dataclasses.replace(f, evidence=evidence))
+        out.append(msgspec.structs.replace(f, evidence=evidence))
     moved = []
     for u in unrecognised:
-        ex = u.get("example") or {}
-        if ex.get("file") in origins:
-            file, line = locate(origins, ex["file"], int(ex.get("line") or 1))
-            u = {**u, "example": {**ex, "file": file, "line": line}}
+        ex = u.example
+        if ex.file in origins:
+            file, line = locate(origins, ex.file, int(ex.line or 1))
+            u = msgspec.structs.replace(u, example=msgspec.structs.replace(ex, file=file, line=line))
         moved.append(u)
     return out, moved

@@ -24,18 +24,17 @@ from datetime import datetime, timedelta
 
 import polars as pl
 
-from diagnose.messages import Messages, messages
+from diagnose.messages import Joined, Phrase, Words
 from diagnose.model import SEVERITY_RANK, Evidence, Finding
 
 ROOT_ID = "RC001"
 ROOT_NAME = "first-failing-rank"  # --select/--ignore and suppressions may name it like a rule
 _TIMEOUTS = ("hccl_exec_timeout_s", "hccl_connect_timeout_s", "hccl_watchdog_timeout_s")
 
-def find_root_cause(findings: list[Finding], selected: pl.DataFrame, records: pl.DataFrame, signals: pl.DataFrame,
-                    lang: str = "en") -> list[Finding]:
+def find_root_cause(findings: list[Finding], selected: pl.DataFrame, records: pl.DataFrame,
+                    signals: pl.DataFrame) -> list[Finding]:
     """Return the findings with the first-failing rank's finding first (see the module docstring).
     ``selected``: every row the fired rules' selectors pick (diagnose/engine/hits.py)."""
-    msg = messages(lang)
     echo = _hits([f for f in findings if f.consequence], selected)
     timeouts = {f.rule_id for f in findings if f.consequence and f.category == "communication"}
     waiting = echo.filter(pl.col("rank").is_not_null() & pl.col("rule_id").is_in(list(timeouts)))
@@ -73,32 +72,32 @@ def find_root_cause(findings: list[Finding], selected: pl.DataFrame, records: pl
             pl.col("_echo").is_null() | (pl.col("ts") < pl.col("_echo") - pl.duration(seconds=1))
         ).drop("_echo")
         root = _earliest(errors.select("file", "line", "source", "node", "ts", "rank", pl.lit(None, pl.String).alias("rule_id")))
-    peer, peer_n = _named_peer(signals, msg)
+    peer, peer_n = _named_peer(signals)
     others = keys
     if root is not None and root["rank"] is not None:
         others = keys.filter(~((pl.col("rank") == root["rank"]) & pl.col("node").eq_missing(root["node"])))
-    waiting_text = _ranks_text(others, msg)
+    waiting_text = _ranks_text(others)
     n = others.height
     if root is None and peer is None:
         return findings
     if root is None:
-        summary = msg("rootcause.silent", n=n, peer=peer, k=peer_n)
-        facts = {"waiting_ranks": n, "named_peer": peer}
-        finding = _synthetic(msg, summary, facts, echo, None, records)
+        summary = Phrase("rootcause.silent", n=n, peer=peer, k=peer_n)
+        facts = {"waiting_ranks": n, "named_peer": _plain(peer)}
+        finding = _synthetic(summary, facts, echo, None, records)
         return _reorder(findings, finding)
-    who = _who(root, msg)
-    sentence = msg("rootcause.first", who=who, when=_fmt(root["ts"]), n=n, waiting=waiting_text)
+    who = _who(root)
+    sentence: Words = Phrase("rootcause.first", who=who, when=_fmt(root["ts"]), n=n, waiting=waiting_text)
     if peer is not None:
-        sentence += msg("rootcause.named", peer=peer, k=peer_n)
+        sentence = Joined([sentence, Phrase("rootcause.named", peer=peer, k=peer_n)])
     facts = {
         "root_rank": root["rank"], "root_node": root["node"], "root_time": _fmt(root["ts"]),
-        "waiting_ranks": n, "named_peer": peer,
+        "waiting_ranks": n, "named_peer": _plain(peer),
     }
     holder = next((f for f in findings if f.rule_id == root["rule_id"]), None)
     if holder is None:
-        finding = _synthetic(msg, sentence, facts, echo, root, records)
+        finding = _synthetic(sentence, facts, echo, root, records)
         return _reorder(findings, finding)
-    holder.summary = f"{sentence} {holder.summary}"
+    holder.summary = holder.summary.led_by(sentence)
     holder.facts.update({k: v for k, v in facts.items() if v is not None})
     ev = Evidence(file=root["file"], line=int(root["line"]), text=_line_text(records, root["file"], root["line"]))
     holder.evidence = [ev] + [e for e in holder.evidence if (e.file, e.line) != (ev.file, ev.line)][:4]
@@ -125,7 +124,7 @@ def _earliest(frame: pl.DataFrame) -> dict | None:
     return frame.row(0, named=True)
 
 
-def _named_peer(signals: pl.DataFrame, msg: Messages) -> tuple[str | None, int]:
+def _named_peer(signals: pl.DataFrame) -> tuple[Words | str | None, int]:
     """The peer the waiting ranks name most often (stuck location first, then link tables, then remote rank)."""
     if signals.height == 0:
         return None, 0
@@ -134,17 +133,24 @@ def _named_peer(signals: pl.DataFrame, msg: Messages) -> tuple[str | None, int]:
         if rows.height == 0:
             continue
         label = {
-            "hccl_stuck_location": lambda v, t: msg("rootcause.stuck_location", peer=t),
+            "hccl_stuck_location": lambda v, t: str(t),
             "hccl_link_remote_rank": lambda v, t: f"rank {int(v)} ({t})" if v is not None else str(t),
             "hccl_remote_rank": lambda v, t: f"rank {int(v)}" if v is not None else str(t),
         }[name]
         counts = Counter(label(v, t) for v, t in rows.select("value", "text").iter_rows())
         peer, k = counts.most_common(1)[0]
-        return peer, k
+        return (Phrase("rootcause.stuck_location", peer=peer) if name == "hccl_stuck_location" else peer), k
     return None, 0
 
 
-def _synthetic(msg: Messages, summary: str, facts: dict, echo: pl.DataFrame, root: dict | None,
+def _plain(peer: Words | str | None) -> str | None:
+    """The peer for the facts: as the logs name it (a stuck location without the words around it)."""
+    if isinstance(peer, Phrase):
+        return peer.values.get("peer")
+    return peer
+
+
+def _synthetic(summary: Words, facts: dict, echo: pl.DataFrame, root: dict | None,
                records: pl.DataFrame) -> Finding:
     evidence = []
     if root is not None:
@@ -155,11 +161,11 @@ def _synthetic(msg: Messages, summary: str, facts: dict, echo: pl.DataFrame, roo
     first = root["ts"] if root is not None else echo["ts"].drop_nulls().min()
     return Finding(
         rule_id=ROOT_ID, name=ROOT_NAME, category="communication", severity="error",
-        title=msg("rootcause.title"), summary=summary, count=int(facts.get("waiting_ranks") or 0),
+        title=Phrase("rootcause.title"), summary=summary, count=int(facts.get("waiting_ranks") or 0),
         first_seen=first, last_seen=echo["ts"].drop_nulls().max(),
         nodes=[root["node"]] if root is not None and root["node"] else [],
         ranks=[int(root["rank"])] if root is not None and root["rank"] is not None else [],
-        evidence=evidence[:5], remediation=msg("rootcause.remedy"), references=["CANN error code EI0002 (remediation)"],
+        evidence=evidence[:5], remediation=Phrase("rootcause.remedy"), references=["CANN error code EI0002 (remediation)"],
         facts={k: v for k, v in facts.items() if v is not None},
     )
 
@@ -172,25 +178,25 @@ def _reorder(findings: list[Finding], top: Finding) -> list[Finding]:
     return [top] + rest
 
 
-def _who(root: dict, msg: Messages) -> str:
+def _who(root: dict) -> Phrase:
     rank = root["rank"]
     if root["node"]:
         key = "rootcause.who_rank_node" if rank is not None else "rootcause.who_process_node"
     else:
         key = "rootcause.who_rank" if rank is not None else "rootcause.who_process"
-    return msg(key, rank=rank, node=root["node"])
+    return Phrase(key, rank=rank, node=root["node"])
 
 
-def _ranks_text(keys: pl.DataFrame, msg: Messages) -> str:
+def _ranks_text(keys: pl.DataFrame) -> Joined:
     parts = []
     for node, group in sorted(keys.group_by("node"), key=lambda kv: str(kv[0][0])):
         ranks = sorted(int(r) for r in group["rank"].to_list())
         label = _ranges(ranks)
         if node[0]:
-            parts.append(msg("rootcause.ranks_on_node", n=len(ranks), ranks=label, node=node[0]))
+            parts.append(Phrase("rootcause.ranks_on_node", n=len(ranks), ranks=label, node=node[0]))
         else:
-            parts.append(msg("rootcause.ranks", n=len(ranks), ranks=label))
-    return msg("rootcause.ranks_join").join(parts)
+            parts.append(Phrase("rootcause.ranks", n=len(ranks), ranks=label))
+    return Joined(parts, "rootcause.ranks_join")
 
 
 def _ranges(values: list[int]) -> str:

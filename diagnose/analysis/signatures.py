@@ -26,66 +26,20 @@ from __future__ import annotations
 from typing import Any
 
 import polars as pl
+
+from diagnose.knowledge.masks import mask
+from diagnose.model import Example, Signature
 from diagnose.scan.fastregex import dfa_safe
 
 
 TOP_N = 20
 BLOCK_GAP_S = 2  # consecutive error lines of one file and process at most this far apart are one block
 
-# (pattern, replacement) in order; each mask leaves a <TOKEN> the later passes do not touch.
-MASKS: list[tuple[str, str, str]] = [
-    # kind, pattern, replacement
-    ("ts", r"\b\d{4}-\d{2}-\d{2}[-T ]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*", "<TS>"),
-    ("ts", r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} "
-           r"\d{2}:\d{2}:\d{2}(?: \d{4})?", "<TS>"),
-    ("ts", r"\b\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?", "<TS>"),
-    ("ts", r"\b\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*", "<TS>"),
-    ("uuid", r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b", "<UUID>"),
-    ("req", r"\b(?:chatcmpl|cmpl|req|request|trace)[-_][0-9A-Za-z][\w-]*", "<REQ>"),
-    ("ip", r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b", "<IP>"),
-    ("port", r"<IP>:\d+\b", "<IP>:<PORT>"),
-    ("port", r"(?i)\b(port)(\s*[:=\[(]\s*|\s+)\d+", "${1}${2}<PORT>"),
-    ("path", r"(^|[\s\"'=(\[,:])/[\w.@+~-]+(?:/[\w.@+~-]+)+/?", "${1}<PATH>"),
-    ("path", r"\b(?:[\w.-]+/)+[\w-]+\.[A-Za-z]\w*(?::\d+)?", "<PATH>"),
-    ("size", r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes|B)\b", "<SIZE>"),
-    ("hex", r"\b0[xX][0-9a-fA-F]+\b", "<HEX>"),
-    ("hex", r"\b(?:\d+[a-fA-F]|[a-fA-F]+\d)[0-9a-fA-F]{6,}\b", "<HEX>"),
-    ("pid", r"(?i)\b(pid|tid|thread(?:[ _]?id)?)(\s*[:=\[(#]\s*|\s+)\d+", "${1}${2}<PID>"),
-    ("rank", r"(?i)\b((?:local|remote|global|dp|tp|ep)?[ _]?rank(?:[ _]?id)?)(\s*[:=\[(#]\s*|\s+)\d+", "${1}${2}<RANK>"),
-    ("device", r"(?i)\b((?:logic)?(?:device|dev|npu|chip|die)(?:[ _]?(?:logic)?[ _]?id)?)(\s*[:=\[(#]\s*|\s+)\d+",
-     "${1}${2}<DEV>"),
-    ("num", r"(^|[^\w<])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\b", "${1}<N>"),
-]
-
-# Masks back to patterns, for starter rules (what each token may stand for).
-TOKEN_PATTERNS = {
-    "<TS>": r"[0-9A-Za-z][0-9A-Za-z:.,T -]*\d",
-    "<UUID>": r"[0-9a-fA-F-]{36}",
-    "<REQ>": r"[\w-]+",
-    "<IP>": r"\d{1,3}(?:\.\d{1,3}){3}",
-    "<PORT>": r"\d+",
-    "<PATH>": r"\S+",
-    "<SIZE>": r"\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes|B)",
-    "<HEX>": r"(?:0[xX])?[0-9a-fA-F]+",
-    "<PID>": r"\d+",
-    "<RANK>": r"\d+",
-    "<DEV>": r"\d+",
-    "<N>": r"[-+]?\d[\d.]*",
-}
-
 _EXCEPTION_LINE = dfa_safe(r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b(?::|$)")
 _BODY_LINE = r"^\s*(?:Traceback \(most recent call last\)|File \"|\^+\s*$|During handling|The above exception)"
 _LEVELS = ["WARNING", "ERROR", "CRITICAL"]
 _KEYS = {"file": pl.String, "event": pl.UInt32}
 _OWN_LINES = ["validation-facts"]
-
-
-def mask(expr: pl.Expr) -> pl.Expr:
-    """The signature of a message column: variable parts masked, whitespace squeezed."""
-    for _, pattern, repl in MASKS:
-        pattern = dfa_safe(pattern)
-        expr = expr.str.replace_all(pattern, repl)
-    return expr.str.replace_all(r"\s+", " ").str.strip_chars()
 
 
 def candidates(records: pl.DataFrame) -> pl.DataFrame:
@@ -136,7 +90,7 @@ def _blocks(frame: pl.DataFrame) -> pl.Expr:
     return (gap.fill_null(True) | far.fill_null(True)).cast(pl.Int32).cum_sum().over("file")
 
 
-def unrecognised(records: pl.DataFrame, keys: pl.DataFrame, top: int | None = TOP_N) -> tuple[list[dict[str, Any]], int]:
+def unrecognised(records: pl.DataFrame, keys: pl.DataFrame, top: int | None = TOP_N) -> tuple[list[Signature], int]:
     """Signatures of the candidate records outside ``keys`` (explained (file, event)), the top ``top`` of them,
     and how many more signatures there are."""
     frame = candidates(records)
@@ -176,19 +130,18 @@ def unrecognised(records: pl.DataFrame, keys: pl.DataFrame, top: int | None = TO
     total = groups.height
     out = []
     for row in (groups if top is None else groups.head(top)).iter_rows(named=True):
-        out.append({
-            "signature": row["signature"],
-            "count": int(row["count"]),
-            "first_seen": _iso(row["first_seen"]),
-            "last_seen": _iso(row["last_seen"]),
-            "nodes": list(row["nodes"] or []),
-            "ranks": [int(r) for r in (row["ranks"] or [])],
-            "level": row["level"],
-            "code": row["code"],
-            "source": row["source"],
-            "example": {"file": row["file"], "line": int(row["line"]), "text": row["text"],
-                        "message": row["message"]},
-        })
+        out.append(Signature(
+            signature=row["signature"],
+            count=int(row["count"]),
+            first_seen=_iso(row["first_seen"]),
+            last_seen=_iso(row["last_seen"]),
+            nodes=list(row["nodes"] or []),
+            ranks=[int(r) for r in (row["ranks"] or [])],
+            level=row["level"],
+            code=row["code"],
+            source=row["source"],
+            example=Example(file=row["file"], line=int(row["line"]), text=row["text"], message=row["message"]),
+        ))
     return out, max(0, total - len(out))
 
 
@@ -198,7 +151,7 @@ def compute(findings, selected: pl.DataFrame, records: pl.DataFrame, top: int | 
 
 
 def section(findings, selected: pl.DataFrame, records: pl.DataFrame, baseline: str | None = None,
-            top: int = TOP_N) -> tuple[list[dict[str, Any]], int, int | None]:
+            top: int = TOP_N) -> tuple[list[Signature], int, int | None]:
     """The pipeline hook: the top signatures, how many more, and how many of all are new against a JSON
     ``--baseline`` (None without one)."""
     if not baseline or not str(baseline).lower().endswith(".json"):
@@ -209,7 +162,7 @@ def section(findings, selected: pl.DataFrame, records: pl.DataFrame, baseline: s
     return items[:top], max(0, len(items) - top), new
 
 
-def mark_new(items: list[dict[str, Any]], baseline_path: str | None) -> int | None:
+def mark_new(items: list[Signature], baseline_path: str | None) -> int | None:
     """With a previous diagnose JSON report that has an ``unrecognised`` section, set ``new`` on each
     signature (True: not in the baseline). Returns how many are new, or None when there is no such baseline."""
     if not baseline_path or not str(baseline_path).lower().endswith(".json"):
@@ -226,14 +179,9 @@ def mark_new(items: list[dict[str, Any]], baseline_path: str | None) -> int | No
     seen = {s.get("signature") for s in data["unrecognised"] if isinstance(s, dict)}
     seen |= set(data.get("unrecognised_signatures") or [])
     for item in items:
-        item["new"] = item["signature"] not in seen
-    return sum(1 for i in items if i["new"])
+        item.new = item.signature not in seen
+    return sum(1 for i in items if i.new)
 
 
 def _iso(ts) -> str | None:
     return ts.isoformat(sep=" ") if ts is not None else None
-
-
-def mask_text(message: str) -> str:
-    """The signature of one message (the same masks as the report)."""
-    return pl.DataFrame({"m": [message]}).select(mask(pl.col("m"))).item()

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from diagnose.model import Signature, SuppressedFinding, SuppressedSignature
+
 
 @dataclass(frozen=True)
 class Suppression:
@@ -83,7 +85,7 @@ def resolve_rules(suppressions: tuple[Suppression, ...], keys) -> tuple[tuple[Su
 
 
 def split_findings(findings: list, suppressions: tuple[Suppression, ...], fingerprints: list[str] | None = None
-                   ) -> tuple[list, list[dict[str, Any]]]:
+                   ) -> tuple[list, list[SuppressedFinding]]:
     """(kept findings, suppressed entries for the report)."""
     rules = [s for s in suppressions if s.rule is not None]
     if not rules:
@@ -94,27 +96,26 @@ def split_findings(findings: list, suppressions: tuple[Suppression, ...], finger
         if hit is None:
             kept.append(f)
             continue
-        suppressed.append({
-            "kind": "finding", "rule_id": f.rule_id, "name": f.name, "severity": f.severity, "title": f.title,
-            "count": f.count, "nodes": list(f.nodes),
-            "fingerprint": fingerprints[i] if fingerprints else getattr(f, "fingerprint", None),
-            "reason": hit.reason, "suppression": hit.origin,
-        })
+        suppressed.append(SuppressedFinding(
+            rule_id=f.rule_id, name=f.name, severity=f.severity, title=f.title, count=f.count, nodes=list(f.nodes),
+            fingerprint=fingerprints[i] if fingerprints else getattr(f, "fingerprint", None),
+            reason=hit.reason, suppression=hit.origin,
+        ))
     return kept, suppressed
 
 
-def split_signatures(items: list[dict[str, Any]], suppressions: tuple[Suppression, ...]
-                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def split_signatures(items: list[Signature], suppressions: tuple[Suppression, ...]
+                     ) -> tuple[list[Signature], list[SuppressedSignature]]:
     """(kept signatures, suppressed entries for the report)."""
     sigs = [s for s in suppressions if s.signature is not None]
     if not sigs:
         return list(items), []
     kept, suppressed = [], []
     for item in items:
-        hit = next((s for s in sigs if s.matches_signature(item["signature"])), None)
+        hit = next((s for s in sigs if s.matches_signature(item.signature)), None)
         if hit is None:
             kept.append(item)
         else:
-            suppressed.append({"kind": "signature", "signature": item["signature"], "count": item["count"],
-                               "level": item.get("level"), "reason": hit.reason, "suppression": hit.origin})
+            suppressed.append(SuppressedSignature(signature=item.signature, count=item.count, level=item.level,
+                                                  reason=hit.reason, suppression=hit.origin))
     return kept, suppressed

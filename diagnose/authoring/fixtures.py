@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.run import run_rules
+from diagnose.messages import messages
 from diagnose.ingest.walk import SourceFile
 from diagnose.ingest.nodes import node_from_path
 
@@ -78,13 +79,18 @@ def _run_one(rule: Rule, test) -> TestResult:
     fired = bool(findings)
     if fired != test.fires:
         want = "to fire" if test.fires else "to stay quiet"
-        got = f"fired: {findings[0].summary}" if fired else "did not fire"
+        got = f"fired: {_said(findings[0].summary)}" if fired else "did not fire"
         return TestResult(rule.id, test.name, False, f"expected {want}, {got}")
     if fired and test.lines:
         got_lines = [e.line for e in findings[0].evidence]
         if got_lines[: len(test.lines)] != test.lines:
             return TestResult(rule.id, test.name, False, f"evidence lines {got_lines}, expected {test.lines}")
     for needle in test.summary_contains:
-        if fired and needle not in findings[0].summary:
-            return TestResult(rule.id, test.name, False, f"summary {findings[0].summary!r} lacks {needle!r}")
+        if fired and needle not in _said(findings[0].summary):
+            return TestResult(rule.id, test.name, False, f"summary {_said(findings[0].summary)!r} lacks {needle!r}")
     return TestResult(rule.id, test.name, True, "fires" if fired else "quiet")
+
+
+def _said(words) -> str:
+    """A fixture's ``summary_contains`` is checked against the English summary."""
+    return messages("en").say(words)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from diagnose.analysis.signatures import TOKEN_PATTERNS, mask_text
+from diagnose.knowledge.masks import TOKEN_PATTERNS, mask_text
 from diagnose.writer import WriteFailed, write_file
 
 _TOKEN = r"<(?:TS|UUID|REQ|IP|PORT|PATH|SIZE|HEX|PID|RANK|DEV|N)>"

@@ -66,7 +66,6 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
     from diagnose.pipeline import Settings, diagnose, filters_for, read_paths
     from diagnose.commands.progress import progress_reporter
     from diagnose.report import render
-    from diagnose.report.reasons import skip_reason
 
     fmt, extras = main_format(fmt, output, lang or default_lang()), extras_of(outputs)
     cfg = configured.file_config(config_file, no_config)  # command-line options win over the file
@@ -113,7 +112,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
             report = redact_report(report)
         # Every path given is missing: a usage error, no report (checked below, once the line is erased).
         missing = not report.inputs and bool(report.skipped) and all(
-            s.reason == "no such file or directory" for s in report.skipped)
+            s.reason.key == "skip.missing" for s in report.skipped)
         colored = fmt == "text" and use_color(color_choice(color, no_color), to_file=bool(output))
         # Every format gets the same options; each takes what it needs (paths: the input roots for relative paths,
         # in the display form of the report's paths: diagnose/ingest/names.py).
@@ -125,15 +124,16 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
     msg = messages(settings.lang)
     if missing:
         for s in report.skipped:
-            click.echo(msg("cli.error", text=f"{s.path}: {skip_reason(s.reason, msg)}"), err=True)
+            click.echo(msg("cli.error", text=f"{s.path}: {msg.say(s.reason)}"), err=True)
         if github:
             click.echo("::error title=diagnose::" + msg("cli.nothing_read"))
         sys.exit(EXIT_USAGE)
 
     failed = deliver(report, render, fmt=fmt, output=output, extras=extras, quiet=quiet, main_text=text, opts=opts,
                      color=colored)
-    if not quiet and report.coverage.get("text") and (output or fmt in MACHINE or not sys.stdout.isatty()):
-        click.echo(f"diagnose: {report.coverage['text']}", err=True)  # what the report says, where a person looks
+    if (not quiet and report.coverage is not None and report.coverage.text
+            and (output or fmt in MACHINE or not sys.stdout.isatty())):
+        click.echo(f"diagnose: {msg.say(report.coverage.text)}", err=True)  # what the report says, where a person looks
     if github and not quiet and fmt != "github":
         notes = render("github", report, **opts)
         # Annotations must not corrupt a machine-readable main output on stdout: then they go to stderr,

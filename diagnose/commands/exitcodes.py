@@ -32,19 +32,18 @@ EXIT_TERMINATED = 143  # 128 + SIGTERM
 def exit_code(report, fail_on: str, exit_zero: bool = False, allow_empty: bool = False,
               allow_partial: bool = False) -> int:
     """The exit code of a finished run (usage errors and failed outputs are decided by the command)."""
-    from diagnose.analysis.coverage import nothing_analysed, partial
-    from diagnose.model import SEVERITY_RANK
+    from diagnose.model import SEVERITY_RANK, NoKnownCause, Status
 
     if report.incomplete:
         return EXIT_INCOMPLETE
-    if nothing_analysed(report) and not allow_empty:
+    if report.status == Status.NOTHING and not allow_empty:
         return EXIT_NOTHING_ANALYSED
     floor = SEVERITY_RANK[fail_on]
     failing = any(SEVERITY_RANK[f.severity] >= floor for f in report.findings)
     # Errors that no rule explains are not a clean run: they fail the run from --fail-on error down.
-    failing = failing or ((report.verdict or {}).get("kind") == "no-known-cause" and floor <= SEVERITY_RANK["error"])
+    failing = failing or (isinstance(report.verdict, NoKnownCause) and floor <= SEVERITY_RANK["error"])
     if failing and not exit_zero:
         return EXIT_FINDINGS
-    if partial(report) and not allow_partial:  # also under --exit-zero: coverage is not a finding
+    if report.status == Status.PARTIAL and not allow_partial:  # also under --exit-zero: coverage is not a finding
         return EXIT_PARTIAL
     return EXIT_CLEAN

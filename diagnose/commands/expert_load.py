@@ -50,7 +50,6 @@ def expert_load(paths, since, until, top, target, stage, layers, expert_map, fmt
     from diagnose.expertload.load import load
     from diagnose.expertload.metrics import analyse
     from diagnose.messages import messages
-    from diagnose.report.reasons import skip_reason
 
     msg = messages(lang or default_lang())
 
@@ -60,7 +59,7 @@ def expert_load(paths, since, until, top, target, stage, layers, expert_map, fmt
         fmt = {".html": "html", ".htm": "html", ".json": "json"}.get(suffix, "markdown")
     loaded = load(list(paths), layers=layers, expert_map=expert_map)
     for s in loaded.skipped:
-        click.echo(msg("expertload.cli.skipped", path=s.path, reason=skip_reason(s.reason, msg)), err=True)
+        click.echo(msg("expertload.cli.skipped", path=s.path, reason=msg.say(s.reason)), err=True)
     if loaded.loads.height == 0 and not loaded.files:
         click.echo(msg("expertload.cli.no_dumps"), err=True)
         sys.exit(EXIT_USAGE)

@@ -8,12 +8,13 @@ rendered by diagnose.report.
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
+from msgspec.structs import replace
 from pathlib import Path
 
 import click
 
 from diagnose.commands.outputs import put_file, put_stream
+from diagnose.model.derived import add as add_origins
 from diagnose.commands.console import (
     EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, default_lang, exit_code, use_color, width, write_output,
 )
@@ -98,13 +99,11 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
 
 
 def derive_facts(parsed, inputs, skipped, facts_path: str, text: str, origins) -> None:
-    from diagnose.analysis import provenance
-
     parsed.derived = [replace(i, lines=len(origins)) for i in parsed.inputs]
     parsed.inputs = inputs
     parsed.skipped = skipped + parsed.skipped
     first = len(text.splitlines()) - len(origins) + 1
-    provenance.add(parsed.extra.setdefault("origins", {}), facts_path,
+    add_origins(parsed.extra.setdefault("origins", {}), facts_path,
                    [o or ("--serve-cmd", 1) for o in origins], first_line=first)
 
 

@@ -53,7 +53,8 @@ def rules_list(rule_dirs, category, lang, fmt, config_file=None, no_config=False
     rules, errors, _ = configured.catalog(settings)
     for err in errors:
         click.echo(f"diagnose: error: {err}", err=True)
-    rows = [r.brief(lang) for r in sorted(rules, key=lambda r: (r.category, r.id)) if not category or r.category == category]
+    rows = [{"id": r.id, "name": r.name, "category": r.category, "severity": r.severity, "title": r.text("title", lang)}
+            for r in sorted(rules, key=lambda r: (r.category, r.id)) if not category or r.category == category]
     if fmt == "json":
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
     else:

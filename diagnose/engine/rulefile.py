@@ -18,7 +18,7 @@ import polars as pl
 from diagnose.cache import parsed_tomls
 from diagnose.engine.match import ACROSS, LEVELS, SCOPES, SELECTOR_FIELDS, WITHIN, Match
 from diagnose.engine.match_kinds import KINDS, SCHEMA, match_from
-from diagnose.model import CATEGORIES, SEVERITIES
+from diagnose.model import CATEGORIES, SEVERITIES, RuleInfo, Threshold
 
 LANGS = ("en", "zh")
 CODES_DIR = "codes"
@@ -77,14 +77,15 @@ class Rule:
         table = getattr(self, what)
         return table.get(lang) or table.get("en", "")
 
-    def brief(self, lang: str = "en") -> dict[str, str]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "category": self.category,
-            "severity": self.severity,
-            "title": self.text("title", lang),
-        }
+    def info(self) -> RuleInfo:
+        """What renderers need of this rule (diagnose/model/findings.py): texts in every language, thresholds."""
+        m = self.match
+        thresholds = [Threshold(self.id, m.signal, float(getattr(m, op)), op, not m.also and m.engine_regex is None)
+                      for op in ("above", "below") if m.kind == "threshold" and getattr(m, op) is not None]
+        return RuleInfo(id=self.id, name=self.name, category=self.category, severity=self.severity,
+                        title=dict(self.title), description=dict(self.description),
+                        remediation=dict(self.remediation), references=list(self.references), path=str(self.path),
+                        thresholds=thresholds)
 
 
 def duration_seconds(value: str, path: str, field_name: str) -> float:

@@ -9,14 +9,12 @@ from typing import Any, Callable
 import polars as pl
 
 from diagnose.engine.match_kinds import KINDS, Context, Hit
-from diagnose.messages import messages
+from diagnose.messages import FIELD, LANGS, Joined, Localized, Phrase, Template, Words
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.selectors import record_condition
 from diagnose.model import Evidence, Finding
 
 MAX_EVIDENCE = 5
-# `{name}`, `{name:.1f}`, and `{a|b}`: the first of the names that has a value (alternatives of one regex).
-_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\|[A-Za-z_][A-Za-z0-9_]*)*)(?::([^{}]*))?\}")
 
 
 # Reads lines back from a file: (display path, line numbers) -> {line: text}. The pipeline hands one in
@@ -117,9 +115,10 @@ def build_finding(rule: Rule, match: Hit, records: pl.DataFrame, lang: str, sign
         last_seen=_fmt_ts(last),
         nodes=", ".join(nodes) if nodes else "-",
         ranks=", ".join(map(str, ranks)) if ranks else "-",
-        where=_where(nodes, ranks, lang),
+        where=_where(nodes, ranks),
     )
-    template = rule.text("summary", lang) or rule.text("title", lang)
+    summary = {lang: rule.text("summary", lang) or rule.text("title", lang) for lang in LANGS}
+    tail = (Phrase("engine.excerpt_note", n=facts["excerpt_samples"]),) if facts.get("excerpt_samples") is not None else ()
     # An error-code finding takes its category, severity, title and next step from the code table.
     over = getattr(match, "overrides", None) or {}
     return Finding(
@@ -127,29 +126,20 @@ def build_finding(rule: Rule, match: Hit, records: pl.DataFrame, lang: str, sign
         name=rule.name,
         category=over.get("category", rule.category),
         severity=over.get("severity", rule.severity),
-        title=over.get("title", rule.text("title", lang)),
-        summary=(counted_nouns(render(template, facts)) if lang == "en" else render(template, facts))
-        + _excerpt_note(facts, lang),
+        title=over.get("title") or Localized(dict(rule.title)),
+        summary=Template(summary, facts, tail=tail),
         count=match.count,
         first_seen=first,
         last_seen=last,
         nodes=nodes,
         ranks=ranks,
         evidence=evidence,
-        remediation=over.get("remediation", rule.text("remediation", lang)).strip(),
+        remediation=over.get("remediation") or Localized({k: v.strip() for k, v in rule.remediation.items()}),
         references=list(rule.references) + list(over.get("references", [])),
         consequence=over.get("consequence", rule.consequence),
         facts={k: v for k, v in facts.items() if isinstance(v, (str, int, float)) or v is None},
         generic=over.get("generic", False),
     )
-
-
-def _excerpt_note(facts: dict[str, Any], lang: str) -> str:
-    """On a short excerpt (engine/match_kinds/threshold.py EXCERPT_MAX) the finding says on how many samples it rests."""
-    n = facts.get("excerpt_samples")
-    if n is None:
-        return ""
-    return messages(lang)("engine.excerpt_note", n=n)
 
 
 def signal_facts(rule: Rule, hits: pl.DataFrame, signals: pl.DataFrame | None) -> dict[str, Any]:
@@ -158,7 +148,7 @@ def signal_facts(rule: Rule, hits: pl.DataFrame, signals: pl.DataFrame | None) -
     one in file order)."""
     if signals is None or signals.height == 0:
         return {}
-    names = {n for lang in rule.summary for m in _FIELD.finditer(rule.summary[lang]) for n in m.group(1).split("|")}
+    names = {n for lang in rule.summary for m in FIELD.finditer(rule.summary[lang]) for n in m.group(1).split("|")}
     frame = signals.filter(pl.col("signal").is_in(list(names)))
     if frame.height == 0:
         return {}
@@ -206,55 +196,17 @@ def _evidence(hits: pl.DataFrame, records: pl.DataFrame, extra: pl.DataFrame | N
 _NODE_NAMED = re.compile(r"(?i)^node(?:[-_.]?\d+|[-_.]|$)")
 
 
-def _where(nodes: list[str], ranks: list[int], lang: str = "en") -> str:
-    msg = messages(lang)
-    parts = []
+def _where(nodes: list[str], ranks: list[int]) -> Words:
+    parts: list[Words | str] = []
     if nodes:
         # Folders named node-0, node-1 already say what they are: "on node-1", not "on node node-1".
         key = "engine.where_named_nodes" if all(_NODE_NAMED.match(n) for n in nodes) else "engine.where_nodes"
-        parts.append(msg(key, n=len(nodes), nodes=", ".join(nodes[:6]) + (" …" if len(nodes) > 6 else "")))
+        parts.append(Phrase(key, n=len(nodes), nodes=", ".join(nodes[:6]) + (" …" if len(nodes) > 6 else "")))
     if ranks:
-        parts.append(msg("engine.where_ranks", n=len(ranks),
-                         ranks=", ".join(map(str, ranks[:8])) + (" …" if len(ranks) > 8 else "")))
-    return msg("engine.where_join").join(parts) if parts else msg("engine.where_bundle")
-
-
-# Counted nouns of English summaries: templates say "{count} events" and "{n} interval(s)"; a count of one
-# reads "1 event", and "(s)" becomes what the number asks.
-_SINGULAR = {"events": "event", "times": "time", "tracebacks": "traceback", "messages": "message",
-             "intervals": "interval", "reports": "report", "errors": "error", "runs": "run", "ranks": "rank",
-             "launches": "launch", "entries": "entry", "lines": "line", "requests": "request", "files": "file",
-             "preemptions": "preemption", "sequences": "sequence", "nodes": "node", "tokens": "token",
-             "points": "point", "signatures": "signature", "warnings": "warning", "restarts": "restart"}
-_ONE_PLURAL = re.compile(r"(?<![^\s(])1 (" + "|".join(_SINGULAR) + r")\b")
-_MAYBE_PLURAL = re.compile(r"(?<![^\s(])(\d[\d,]*(?:\.\d+)?) ((?:[a-z]+ )?)([a-z]+)\(s\)")
-
-
-def counted_nouns(text: str) -> str:
-    text = _ONE_PLURAL.sub(lambda m: "1 " + _SINGULAR[m.group(1)], text)
-    return _MAYBE_PLURAL.sub(lambda m: f"{m.group(1)} {m.group(2)}{m.group(3)}{'' if m.group(1) == '1' else 's'}", text)
+        parts.append(Phrase("engine.where_ranks", n=len(ranks),
+                            ranks=", ".join(map(str, ranks[:8])) + (" …" if len(ranks) > 8 else "")))
+    return Joined(parts, "engine.where_join") if parts else Phrase("engine.where_bundle")
 
 
 def _fmt_ts(ts: datetime | None) -> str:
     return ts.strftime("%Y-%m-%d %H:%M:%S") if ts else "?"
-
-
-def render(template: str, facts: dict[str, Any]) -> str:
-    """Fill ``{name}`` and ``{name:.1f}`` from facts. Only plain names: no attribute or index access, so a
-    user's template cannot reach into objects, and braces inside substituted log text stay as they are."""
-
-    def one(m: re.Match) -> str:
-        value = next((facts[n] for n in m.group(1).split("|") if facts.get(n) is not None), None)
-        if value is None:
-            return "?"
-        spec = m.group(2)
-        if spec:
-            try:
-                return format(value, spec)
-            except (ValueError, TypeError):
-                return str(value)
-        if isinstance(value, float):
-            return f"{value:g}"
-        return str(value)
-
-    return _FIELD.sub(one, template)

@@ -16,7 +16,7 @@ from diagnose.expertload.inputs import (
 )
 from diagnose.expertload.windows import FIRST_WINDOW_MAX_INTERVALS, FileStat, Scan, chain_loads, median, scan
 from diagnose.ingest.walk import iter_sources
-from diagnose.model import Skipped
+from diagnose.model import Skipped, skip
 
 __all__ = ["FIRST_WINDOW_MAX_INTERVALS", "FileStat", "Loaded", "Placement", "load"]
 
@@ -82,13 +82,13 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
     chains: dict[tuple[str, int], list[Scan]] = {}
     for d in dumps:
         if not layers:
-            skipped.append(Skipped(d.display, "rows per block unknown (give --layers or an expert map)"))
+            skipped.append(Skipped(d.display, skip("layers_unknown")))
             continue
         stat = FileStat(d.display, d.stage, d.rank, d.day.isoformat() if d.day else None, 0, 0, False)
         try:
             sc = scan(d, layers, stat)
         except Exception as exc:  # noqa: BLE001 - unreadable input is reported, never raised
-            skipped.append(Skipped(d.display, f"unreadable hotspot dump: {type(exc).__name__}: {exc}"))
+            skipped.append(Skipped(d.display, skip("bad_dump", error=f"{type(exc).__name__}: {exc}")))
             continue
         files.append(stat)
         if sc is None:  # no complete block: nothing to count

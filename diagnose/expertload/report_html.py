@@ -14,7 +14,6 @@ from typing import Any
 from diagnose.expertload.page_figures import figures
 from diagnose.messages import Messages, messages
 from diagnose.report.page.kit import ERROR_HOOK, LOADED_MARK, e, font_stack, plot_config, plot_font, plotly_locale
-from diagnose.report.reasons import input_note
 
 CSS = """
 body{font-family:%(font)s;margin:24px auto;max-width:1320px;color:#1f2933;padding:0 16px}
@@ -190,7 +189,7 @@ def _inputs(result: dict[str, Any], msg: Messages) -> list[str]:
         out.append(f"<tr><td class=\"l\">{e(f['path'])}</td><td class=\"n\">{e(f['day'])}</td><td>{e(f['blocks'])}</td>"
                    f"<td>{e(f.get('counted'))}</td><td>{e(f['resets'])}</td>"
                    f"<td class=\"l\">{e(first)}{e(': ' + mark) if first else ''}</td><td class=\"l\">{e(f.get('why'))}</td>"
-                   f"<td class=\"l\">{e(input_note(f['note'], msg))}</td></tr>")
+                   f"<td class=\"l\">{e(msg('input_note.' + f['note']) if f.get('note') else '')}</td></tr>")
     out.append("</table></details>")
     return out
 

@@ -70,7 +70,7 @@ class FileStat:
     blocks: int
     resets: int
     chained: bool  # the first window is tied to the previous dump (continues, restart, repeat)
-    note: str = ""  # "last block incomplete (a write in progress); ignored" (report/reasons.py translates it)
+    note: str = ""  # a key of the catalog's [input_note] table: "incomplete_block" (a write in progress)
     windows: int = 0  # one per complete block
     counted: int = 0  # windows whose load is counted
     first: str = ""  # how the first window was decided: one of FIRST_WINDOW_CODES ("" with no complete block)
@@ -121,7 +121,7 @@ def scan(f: DumpFile, n_layers: int, stat: FileStat) -> Scan | None:
               .sort("_block").collect(engine="streaming"))
     complete = totals.filter(pl.col("rows") == n_layers)
     if complete.height < totals.height:
-        stat.note = "last block incomplete (a write in progress); ignored"
+        stat.note = "incomplete_block"
     t = [int(v) for v in complete["t"].to_list()]
     stat.blocks = stat.windows = len(t)
     if not t:

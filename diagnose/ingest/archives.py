@@ -26,7 +26,7 @@ from diagnose.ingest.metered import ARCHIVE_ERRORS, Metered, Ratio, SourceFile, 
 from diagnose.ingest.names import display as display_name
 from diagnose.ingest.names import zip_member_name
 from diagnose.ingest.nodes import node_from_path
-from diagnose.model import Skipped
+from diagnose.model import Skipped, skip
 
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip", ".tar.bz2", ".tar.xz", ".tbz2", ".txz")
 SPOOL_BYTES = 32 * 1024 * 1024
@@ -43,36 +43,36 @@ def iter_tar(fh, display: str, node, budget: Budget, ratio: Ratio, nested: int) 
     try:
         tar = tarfile.open(fileobj=fh, mode="r|*")
     except BudgetExceeded as exc:
-        yield Skipped(display, str(exc))
+        yield Skipped(display, exc.reason)
         return
     except ARCHIVE_ERRORS as exc:
-        yield Skipped(display, f"corrupt or unreadable tar archive: {exc}")
+        yield Skipped(display, skip("corrupt_tar", error=str(exc)))
         return
     try:
         while True:
             try:
                 member = tar.next()
             except ARCHIVE_ERRORS as exc:
-                yield Skipped(display, f"corrupt or truncated archive, members after this point not read: {exc}")
+                yield Skipped(display, skip("truncated_archive", error=str(exc)))
                 return
             except BudgetExceeded as exc:
-                yield Skipped(display, str(exc))
+                yield Skipped(display, exc.reason)
                 return
             if member is None:
                 return
             budget.used_members += 1
             if budget.used_members > budget.max_members:
-                yield Skipped(display, f"more than {budget.max_members} members; the rest was not read")
+                yield Skipped(display, skip("too_many_members", n=budget.max_members))
                 return
             name = safe_member_name(member.name)
             mpath = f"{display}!{name}"
             if member.isdir():
                 continue
             if member.issym() or member.islnk():
-                yield Skipped(mpath, "link inside archive (not followed)")
+                yield Skipped(mpath, skip("archive_link"))
                 continue
             if not member.isfile():
-                yield Skipped(mpath, "special file inside archive (not read)")
+                yield Skipped(mpath, skip("archive_special"))
                 continue
             yield from _member(mpath, name, lambda m=member: tar.extractfile(m), member.size, member.mtime,
                                node, budget, ratio, nested)
@@ -87,14 +87,14 @@ def iter_zip(zf: zipfile.ZipFile, display: str, node, budget: Budget, ratio: Rat
     for info in zf.infolist():
         budget.used_members += 1
         if budget.used_members > budget.max_members:
-            yield Skipped(display, f"more than {budget.max_members} members; the rest was not read")
+            yield Skipped(display, skip("too_many_members", n=budget.max_members))
             return
         if info.is_dir():
             continue
         name = safe_member_name(zip_member_name(info))
         mpath = f"{display}!{name}"
         if stat.S_ISLNK(info.external_attr >> 16):
-            yield Skipped(mpath, "link inside archive (not followed)")
+            yield Skipped(mpath, skip("archive_link"))
             continue
         member_ratio = Ratio(max(info.compress_size, 1))
         yield from _member(mpath, name, lambda i=info: zf.open(i), info.file_size, _zip_mtime(info), node, budget,
@@ -113,14 +113,14 @@ def zip_from_stream(stream: BinaryIO, display: str, node, budget: Budget, ratio:
             try:
                 zf = zipfile.ZipFile(spool)
             except ARCHIVE_ERRORS as exc:
-                yield Skipped(display, f"corrupt zip archive: {exc}")
+                yield Skipped(display, skip("corrupt_zip", error=str(exc)))
                 return
             with zf:
                 yield from iter_zip(zf, display, node, budget, Ratio(size), nested)
     except BudgetExceeded as exc:
-        yield Skipped(display, str(exc))
+        yield Skipped(display, exc.reason)
     except ARCHIVE_ERRORS as exc:
-        yield Skipped(display, f"cannot read zip archive: {exc}")
+        yield Skipped(display, skip("cannot_read_zip", error=str(exc)))
 
 
 def _zip_mtime(info: zipfile.ZipInfo) -> float | None:
@@ -138,12 +138,12 @@ def _member(mpath, name, opener, size, mtime, node, budget, ratio, nested) -> It
     mnode = node_from_path(name) or node
     if lower.endswith(ARCHIVE_SUFFIXES):
         if nested >= 1:
-            yield Skipped(mpath, "archive nested more than one level (not followed)")
+            yield Skipped(mpath, skip("nested"))
             return
         try:
             stream = opened(opener)
         except ARCHIVE_ERRORS as exc:
-            yield Skipped(mpath, f"cannot read nested archive: {exc}")
+            yield Skipped(mpath, skip("nested_unreadable", error=str(exc)))
             return
         # The outer archive's bytes are metered as the nested one is read; its members have their own ratio.
         if lower.endswith(".zip"):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from diagnose.messages import Phrase, messages
+
 MiB = 1024 * 1024
 GiB = 1024 * MiB
 
@@ -30,11 +32,16 @@ class Budget:
 
 
 class SkipFile(Exception):
-    """Raised while opening or reading an input that must be skipped; the message is the reason."""
+    """Raised while opening or reading an input that must be skipped; ``reason`` says why (a ``skip.*``
+    phrase of the catalog, diagnose/model/inputfiles.py)."""
+
+    def __init__(self, reason: Phrase):
+        self.reason = reason
+        super().__init__(messages("en").say(reason))
 
 
 class BudgetExceeded(SkipFile):
-    """Raised while reading a stream that would exceed a limit; the message is the skip reason."""
+    """Raised while reading a stream that would exceed a limit."""
 
 
 _UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Callable
 
 from diagnose.ingest.budget import Budget, BudgetExceeded, SkipFile
+from diagnose.model.inputfiles import note, skip
 
 # What broken archives and compressed streams raise (the stdlib readers differ, and fuzzing found them all).
 ARCHIVE_ERRORS = (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError,
@@ -102,25 +103,22 @@ class Metered(io.RawIOBase):
             # A device that fails (EIO) or a truncated or corrupt compressed stream: keep what was read, say so.
             if self._owner is not None:
                 if isinstance(exc, OSError) and exc.errno is not None:
-                    self._owner.note = (f"read error after {self._count} bytes ({exc.strerror or exc}); "
-                                        "the part before it was read")
+                    self._owner.note = note("read_error", n=self._count, error=str(exc.strerror or exc))
                 else:
-                    self._owner.note = f"truncated or corrupt compressed data after {self._count} bytes ({exc})"
+                    self._owner.note = note("truncated", n=self._count, error=str(exc))
             return 0
         self._count += n
         self._budget.charge(n)
         if self._count > self._budget.max_file_bytes:
-            raise BudgetExceeded(f"larger than the per-file limit of {self._budget.max_file_bytes} bytes")
+            raise BudgetExceeded(skip("file_limit", n=self._budget.max_file_bytes))
         if self._budget.used_bytes > self._budget.max_total_bytes:
-            raise BudgetExceeded(f"total read limit of {self._budget.max_total_bytes} bytes reached")
+            raise BudgetExceeded(skip("total_limit", n=self._budget.max_total_bytes))
         if self._ratio is not None and self._ratio.compressed:
             self._ratio.out += n
             if (self._ratio.out > self._budget.bomb_floor
                     and self._ratio.out > self._ratio.compressed * self._budget.max_ratio):
-                raise BudgetExceeded(
-                    f"decompression bomb: expands more than {self._budget.max_ratio}x "
-                    f"({self._ratio.compressed} bytes compressed); refused after {self._ratio.out} bytes"
-                )
+                raise BudgetExceeded(skip("bomb", ratio=self._budget.max_ratio, n=self._ratio.compressed,
+                                          out=self._ratio.out))
         return n
 
     def close(self) -> None:
@@ -136,7 +134,7 @@ def _stream(opener: Callable[[], BinaryIO], budget: Budget, ratio: Ratio | None,
         try:
             raw = opener()
         except ARCHIVE_ERRORS as exc:
-            raise SkipFile(f"cannot open: {exc}") from None
+            raise SkipFile(skip("cannot_open", error=str(exc))) from None
         return io.BufferedReader(Metered(raw, budget, ratio, owner, limit), buffer_size=1 << 20)
 
     return open_for

@@ -26,7 +26,8 @@ from diagnose.ingest.budget import Budget
 from diagnose.ingest.metered import ARCHIVE_ERRORS, Counted, Prefixed, Ratio, SourceFile, source
 from diagnose.ingest.names import display as display_name
 from diagnose.ingest.nodes import node_from_path
-from diagnose.model import Skipped
+from diagnose.messages import Phrase
+from diagnose.model import Skipped, skip
 
 _STDIN_HEAD = 64 * 1024  # what standard input's kind (zip, tar, gzip, text) is told from
 
@@ -37,7 +38,7 @@ def iter_sources(paths: list[str], budget: Budget | None = None) -> Iterator[Sou
     """Every file under ``paths``; names in their display form (ingest/names.py), files opened by real name."""
     for item in _iter_given(paths, budget or Budget()):
         if isinstance(item, Skipped):
-            yield Skipped(display_name(item.path), display_name(item.reason))
+            yield Skipped(display_name(item.path), _displayed(item.reason))
         else:
             item.path, item.rel = display_name(item.path), display_name(item.rel)
             yield item
@@ -52,10 +53,10 @@ def _iter_given(paths: list[str], budget: Budget) -> Iterator[SourceFile | Skipp
         try:
             st = p.stat()
         except FileNotFoundError:
-            yield Skipped(given, "no such file or directory")
+            yield Skipped(given, skip("missing"))
             continue
         except OSError as exc:
-            yield Skipped(given, f"cannot access: {exc.strerror or exc}")
+            yield Skipped(given, skip("cannot_access", error=str(exc.strerror or exc)))
             continue
         if stat.S_ISDIR(st.st_mode):
             yield from _walk_dir(p, budget)
@@ -69,30 +70,30 @@ def _walk_dir(root: Path, budget: Budget) -> Iterator[SourceFile | Skipped]:
     while stack:
         folder, depth = stack.pop()
         if depth > budget.max_depth:
-            yield Skipped(str(folder), f"directory nesting deeper than {budget.max_depth} (not read)")
+            yield Skipped(str(folder), skip("too_deep", n=budget.max_depth))
             continue
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
-            yield Skipped(str(folder), f"cannot list directory: {exc.strerror or exc}")
+            yield Skipped(str(folder), skip("cannot_list", error=str(exc.strerror or exc)))
             continue
         subdirs = []
         for entry in entries:
             budget.used_members += 1
             if budget.used_members > budget.max_members:
-                yield Skipped(str(folder), f"more than {budget.max_members} files and folders; the rest was not read")
+                yield Skipped(str(folder), skip("too_many_files", n=budget.max_members))
                 return
             path = Path(entry.path)
             rel = path.relative_to(root).as_posix()
             try:
                 if entry.is_symlink():
-                    yield Skipped(str(path), "symbolic link (not followed)")
+                    yield Skipped(str(path), skip("symlink"))
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     subdirs.append((path, depth + 1))
                     continue
             except OSError as exc:
-                yield Skipped(str(path), f"cannot access: {exc.strerror or exc}")
+                yield Skipped(str(path), skip("cannot_access", error=str(exc.strerror or exc)))
                 continue
             yield from _from_file(path, rel, str(path), budget)
         stack.extend(reversed(subdirs))
@@ -102,19 +103,19 @@ def _from_file(path: Path, rel: str, display: str, budget: Budget) -> Iterator[S
     try:
         st = path.lstat()
     except OSError as exc:
-        yield Skipped(display, f"cannot access: {exc.strerror or exc}")
+        yield Skipped(display, skip("cannot_access", error=str(exc.strerror or exc)))
         return
     if stat.S_ISLNK(st.st_mode):
         try:
             st = path.stat()  # a link given on the command line is followed once
         except OSError as exc:
-            yield Skipped(display, f"broken symbolic link: {exc.strerror or exc}")
+            yield Skipped(display, skip("broken_link", error=str(exc.strerror or exc)))
             return
     if not stat.S_ISREG(st.st_mode):
-        yield Skipped(display, f"not a regular file ({_file_type(st.st_mode)})")
+        yield Skipped(display, skip("not_regular", what=_file_type(st.st_mode)))
         return
     if not os.access(path, os.R_OK):
-        yield Skipped(display, "permission denied")
+        yield Skipped(display, skip("denied"))
         return
     name = path.name.lower()
     node = node_from_path(rel) or node_from_path(display)
@@ -124,7 +125,7 @@ def _from_file(path: Path, rel: str, display: str, budget: Budget) -> Iterator[S
         yield source(display, rel[:-3], node, None, st.st_mtime, lambda: _GzipOnDisk(path), budget,
                      Ratio(st.st_size), standalone=True, disk_bytes=st.st_size)
     elif st.st_size > budget.max_file_bytes:  # refused before a byte is read (the meter would, at the end)
-        yield Skipped(display, f"larger than the per-file limit of {budget.max_file_bytes} bytes")
+        yield Skipped(display, skip("file_limit", n=budget.max_file_bytes))
     else:
         # Unbuffered: the meter's own buffer reads it, one system call a read, so the bytes read before a
         # failing one (EIO) are kept rather than lost inside a second buffer.
@@ -163,7 +164,7 @@ def _from_archive_path(path: Path, display: str, node: str | None, budget: Budge
         try:
             zf = zipfile.ZipFile(path)
         except ARCHIVE_ERRORS as exc:
-            yield Skipped(display, f"corrupt zip archive: {exc}")
+            yield Skipped(display, skip("corrupt_zip", error=str(exc)))
             return
         with zf:
             yield from iter_zip(zf, display, node, budget, ratio, nested=0)
@@ -171,7 +172,7 @@ def _from_archive_path(path: Path, display: str, node: str | None, budget: Budge
     try:
         fh = open(path, "rb")
     except OSError as exc:
-        yield Skipped(display, f"cannot read archive: {exc.strerror or exc}")
+        yield Skipped(display, skip("cannot_read_archive", error=str(exc.strerror or exc)))
         return
     with fh:
         yield from iter_tar(fh, display, node, budget, ratio, nested=0)
@@ -184,7 +185,7 @@ def _from_stdin(budget: Budget) -> Iterator[SourceFile | Skipped]:
     try:
         head = stdin.read(_STDIN_HEAD)
     except OSError as exc:
-        yield Skipped("<stdin>", f"cannot read standard input: {exc.strerror or exc}")
+        yield Skipped("<stdin>", skip("stdin", error=str(exc.strerror or exc)))
         return
     whole = Prefixed(head, stdin)
     ratio = Ratio(None)
@@ -207,3 +208,8 @@ def _is_tar(data: bytes) -> bool:
         except zlib.error:
             return False
     return data[257:262] == b"ustar"
+
+
+def _displayed(reason: Phrase) -> Phrase:
+    """The reason with every text value in display form (an archive library's message may quote a name)."""
+    return Phrase(reason.key, **{k: display_name(v) if isinstance(v, str) else v for k, v in reason.values.items()})

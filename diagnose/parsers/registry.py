@@ -17,7 +17,7 @@ import importlib
 import pkgutil
 
 import diagnose.parsers.kinds as _package
-from diagnose.parsers.families import cann, oom, traceback
+from diagnose.parsers.families import cann, oom, tracebacks as traceback
 from diagnose.parsers.kinds import generic
 from diagnose.parsers.lineframe import ANSI, BARE_SGR
 from diagnose.parsers.kind import BundlePass, Panel, Parser, SourceKind, head_only

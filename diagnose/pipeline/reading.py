@@ -23,7 +23,8 @@ from diagnose.engine.filters import RuleFilters
 from diagnose.ingest.budget import SkipFile
 from diagnose.ingest.lines import TextInfo, head_lines, iter_line_chunks, peek_head, read_table, tune_allocator
 from diagnose.ingest.walk import SourceFile
-from diagnose.model import InputFile, Skipped, empty_records, empty_signals
+from diagnose.messages import Joined, Phrase
+from diagnose.model import UNSET, InputFile, Skipped, empty_records, empty_signals, note, skip
 from diagnose.parsers import registry
 from diagnose.parsers.lineframe import FileContext, raw_lines_frame
 from diagnose.pipeline.chunks import STAMP_COLUMNS, Selected, empty_stamps, parse_chunk, retain, select, split
@@ -55,7 +56,7 @@ class _LargestFirst:
     result until the walk is done (a file's result is small: what it keeps, not its text), so the walk and
     the small files never stall behind a large one."""
 
-    def __init__(self, workers: int, deadline: float, budget_note: str):
+    def __init__(self, workers: int, deadline: float, budget_note: Phrase):
         self._pool = ThreadPoolExecutor(workers)
         self._waiting: list[tuple[int, int, SourceFile, tuple]] = []
         self._lock = threading.Lock()
@@ -137,7 +138,7 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
         batch.errors.clear()
 
     deadline = time.monotonic() + settings.budget.max_seconds
-    budget_note = f"time budget of {settings.budget.max_seconds} s reached (not read)"
+    budget_note = skip("time_budget", n=settings.budget.max_seconds)
     pool = _LargestFirst(WORKERS, deadline, budget_note) if WORKERS > 1 else None
 
     place = -1
@@ -299,7 +300,7 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
         with src.open() as stream:
             kind = settings.kind or registry.sniff(src.rel or src.path, head_lines(peek_head(stream)))
             if kind == registry.SOURCE_CODE:
-                return Skipped(src.path, "Python source code, not a log (not read)")
+                return Skipped(src.path, skip("python_source"))
             ctx = FileContext(path=src.path, node=src.node, kind=kind, mtime=mtime_of(src.mtime))
             source = registry.get(kind)
             if source.streams is not None and source.streams(src.rel or src.path):
@@ -325,13 +326,13 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
                     tell()
                 parts = selected.flush()
     except SkipFile as exc:
-        return Skipped(src.path, str(exc))
+        return Skipped(src.path, exc.reason)
     except OSError as exc:
-        return Skipped(src.path, f"cannot read: {exc.strerror or exc}")
+        return Skipped(src.path, skip("cannot_read", error=str(exc.strerror or exc)))
     finally:
         tell()
     if info.binary:
-        return Skipped(src.path, "binary file (not text)")
+        return Skipped(src.path, skip("binary"))
     if small is not None:
         if src.note is None and info.cut_lines == 0:
             batch.add(kind, src, small, info)
@@ -353,22 +354,20 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
     signals = pl.concat([p[2] for p in parts], how="vertical_relaxed") if len(parts) > 1 else parts[0][2]
     series = pl.concat([p[3] for p in parts]) if len(parts) > 1 else parts[0][3]
     notes = [n for n in (src.note, _cut_note(info, settings.budget.max_line_bytes)) if n]
+    said = (notes[0] if len(notes) == 1 else Joined(notes, "input_note.join")) if notes else None
     # A cut, a read error or a line passed over by the budget: the file was read only in part (coverage.py).
     info_row = InputFile(
         path=src.path, kind=kind, lines=info.lines, bytes=info.bytes, raw_lines=raw, node=src.node,
-        encoding=info.encoding, note="; ".join(notes) or None, incomplete="; ".join(notes) or None,
+        encoding=info.encoding, note=said, incomplete=said if said is not None else UNSET,
     )
     return records, stamps, signals, series, info_row
 
 
-def _cut_note(info: TextInfo, limit: int) -> str | None:
+def _cut_note(info: TextInfo, limit: int) -> Phrase | None:
     """What the line limit refused, in the file's note (and so in every report that lists inputs)."""
     if not info.cut_lines:
         return None
-    lines = "1 line" if info.cut_lines == 1 else f"{info.cut_lines} lines"
-    head = "its" if info.cut_lines == 1 else "each its"
-    return (f"{lines} longer than the line limit of {_size(limit)}: {head} first {_size(limit)} read, the other "
-            f"{_size(info.cut_bytes)} passed over (raise with --budget max_line_bytes=SIZE)")
+    return note("lines_cut", n=info.cut_lines, limit=_size(limit), cut=_size(info.cut_bytes))
 
 
 def _size(n: int) -> str:

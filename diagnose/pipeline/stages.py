@@ -23,7 +23,7 @@ from diagnose.engine.hits import SELECTED_SCHEMA, selected_rows
 from diagnose.engine.selection import RuleKey, is_selected
 from diagnose.ingest.reread import read_lines
 from diagnose.ingest.walk import iter_sources
-from diagnose.model import Finding, Report
+from diagnose.model import Comparison, Finding, NothingAnalysed, Report, Signature, Suppressed
 from diagnose.parsers import registry
 from diagnose.pipeline.reading import STAMP_COLUMNS, Parsed, Progress, read_sources
 from diagnose.pipeline.settings import Settings
@@ -41,13 +41,13 @@ class Run:
     rules: list[Rule]
     rule_errors: list[str]
     parsed: Parsed | None = None
-    comparisons: list[dict[str, Any]] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # failures of the stages from the rules on
     timeline: pl.DataFrame | None = None
     selected: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=SELECTED_SCHEMA))  # engine/hits.py
-    unrecognised: tuple[list[dict[str, Any]], int, int | None] = ([], 0, None)
-    suppressed: list[dict[str, Any]] = field(default_factory=list)  # by the configuration, with reasons
+    unrecognised: tuple[list[Signature], int, int | None] = ([], 0, None)
+    suppressed: list[Suppressed] = field(default_factory=list)  # by the configuration, with reasons
     findings_new: int | None = None  # with a findings baseline: how many findings are new
 
 
@@ -188,7 +188,7 @@ def _root_cause(run: Run) -> None:
     """Across ranks: the rank that failed first goes on top (diagnose/analysis/rootcause.py)."""
     from diagnose.analysis.rootcause import find_root_cause
 
-    run.findings = find_root_cause(run.findings, run.selected, run.parsed.records, run.parsed.signals, run.settings.lang)
+    run.findings = find_root_cause(run.findings, run.selected, run.parsed.records, run.parsed.signals)
 
 
 def _timeline(run: Run) -> None:
@@ -250,11 +250,10 @@ def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings
     from diagnose.analysis.verdict import verdict
 
     findings = run.findings
-    coverage = assess(p.inputs, p.derived, p.skipped, findings, p.extra.get("window"), p.extra.get("roots"),
-                      settings.lang)
-    said = verdict(findings, unrecognised, settings.lang)
-    if coverage["status"] == NOTHING:  # never "No findings." for a run that looked at nothing
-        said = {"kind": NOTHING, "text": coverage["text"]}
+    coverage = assess(p.inputs, p.derived, p.skipped, findings, p.extra.get("window"), p.extra.get("roots"))
+    said = verdict(findings, unrecognised)
+    if coverage.status == NOTHING:  # never "No findings." for a run that looked at nothing
+        said = NothingAnalysed(text=coverage.text)
     return Report(
         verdict=said,
         coverage=coverage,
@@ -267,7 +266,7 @@ def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings
         inputs=p.inputs,
         skipped=p.skipped,
         errors=rule_errors + p.errors + run.errors,
-        rules_checked=[r.brief(settings.lang) for r in rules],
+        rules_checked=[r.info() for r in rules],
         signals=p.signals,
         series=p.series,
         panels=[(panel.title, panel.unit, panel.signals) for panel in registry.panels()],

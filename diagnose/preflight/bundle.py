@@ -20,11 +20,12 @@ import polars as pl
 
 from diagnose.ingest.decode import decode
 from diagnose.ingest.metered import Prefixed
-from diagnose.model import InputFile
+from diagnose.model import InputFile, note
 from diagnose.parsers.kinds import preflight_facts as preflight_parser
 from diagnose.parsers.lineframe import FileContext, lines_frame
 from diagnose.preflight import checks, launch as launch_mod, modelcard
 from diagnose.preflight.origins import Sources, fact_origins
+from diagnose.model.derived import Origins, add as add_origins
 
 MAX_TAP_BYTES = 64 * 1024 * 1024
 _MODEL_FILES = {modelcard.CONFIG, modelcard.INDEX, modelcard.QUANT_DESC}
@@ -66,9 +67,7 @@ class Tap:
 
     def finish(self, records: pl.DataFrame):
         """(records, signals, derived inputs, origins): the facts parsed, and where each fact line came from
-        (``diagnose.analysis.provenance.Origins``)."""
-        from diagnose.analysis import provenance
-
+        (``diagnose.model.derived.Origins``)."""
         launches = self._launches(records)
         cards = self._cards()
         outputs: list[tuple[str, str, list]] = []
@@ -90,7 +89,7 @@ class Tap:
                 outputs.append((f"{where}/preflight-{i + 1}.facts", checks.render(facts, None, launch.source),
                                 fact_origins(facts, self._sources(None), launch)))
         recs, sigs, inputs = [], [], []
-        origins: provenance.Origins = {}
+        origins: Origins = {}
         for path, text, placed in outputs:
             lines = text.splitlines()
             ctx = FileContext(path=path, node=None, kind=preflight_parser.KIND, mtime=None)
@@ -98,9 +97,9 @@ class Tap:
             recs.append(r)
             sigs.append(s)
             # The facts are the last lines of the text, after its comment header.
-            provenance.add(origins, path, placed, first_line=len(lines) - len(placed) + 1)
+            add_origins(origins, path, placed, first_line=len(lines) - len(placed) + 1)
             inputs.append(InputFile(path=path, kind=preflight_parser.KIND, lines=len(placed), bytes=len(text.encode()),
-                                    note="derived by preflight from the model files and launch configuration"))
+                                    note=note("preflight")))
         return recs, sigs, inputs, origins
 
     def _sources(self, folder: str | None) -> Sources:

@@ -18,7 +18,7 @@ def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str 
                 target) -> tuple[str, list[InputFile], list[Skipped], list[tuple[str, int] | None]]:
     """The facts text for one model directory and one launch, the files read and the ones skipped, and the
     origin (file, line) of each fact line, in order (the facts are the last lines of the text)."""
-    from diagnose.model import InputFile, Skipped
+    from diagnose.model import InputFile, Skipped, skip
     from diagnose.preflight import checks, launch as launch_mod, modelcard
     from diagnose.preflight.origins import Sources, fact_origins
 
@@ -39,7 +39,7 @@ def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str 
                 setattr(sources, {modelcard.CONFIG: "config", modelcard.INDEX: "index",
                                   modelcard.QUANT_DESC: "quant"}[name], (str(p), text))
             elif not p.exists():
-                skipped.append(Skipped(str(p), "not in the model directory"))
+                skipped.append(Skipped(str(p), skip("not_in_model_dir")))
     launch = None
     if serve_cmd:
         launch = launch_mod.parse_serve_script(serve_cmd, "--serve-cmd")

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from diagnose.messages import Messages, messages
+from diagnose.model import Comparison
 
 
 def _fmt(v: float | None) -> str:
@@ -20,8 +21,8 @@ def _fmt(v: float | None) -> str:
 _COLUMNS = ("metric", "scope", "baseline", "this", "change", "verdict")
 
 
-def _title(rows: list[dict[str, Any]], msg: Messages) -> str:
-    with_baseline = any(r.get("baseline") is not None for r in rows)
+def _title(rows: list[Comparison], msg: Messages) -> str:
+    with_baseline = any(r.baseline is not None for r in rows)
     return msg("comparison.title" if with_baseline else "comparison.title_no_baseline")
 
 
@@ -29,19 +30,19 @@ def _head(msg: Messages) -> list[str]:
     return [msg(f"comparison.col.{c}") for c in _COLUMNS]
 
 
-def table_cells(rows: list[dict[str, Any]], msg: Messages | None = None) -> list[list[str]]:
+def table_cells(rows: list[Comparison], msg: Messages | None = None) -> list[list[str]]:
     msg = msg or messages("en")
     out = []
     for r in rows:
-        unit = {"%": "%", "pt": " pt"}.get(r["unit"], "")
-        change = "-" if r.get("change") is None else f"{r['change']:+.2f}{unit}"
-        if r["unit"] == "" and r.get("change") is not None:
-            change = f"{r['change']:+g}"
-        tol = r.get("tolerance")
-        verdict = msg.get(f"comparison.verdict.{r['verdict']}", r["verdict"])
-        if r["verdict"] in ("regressed", "ok", "improved") and tol is not None:
+        unit = {"%": "%", "pt": " pt"}.get(r.unit, "")
+        change = "-" if r.change is None else f"{r.change:+.2f}{unit}"
+        if r.unit == "" and r.change is not None:
+            change = f"{r.change:+g}"
+        tol = r.tolerance
+        verdict = msg.get(f"comparison.verdict.{r.verdict}", r.verdict)
+        if r.verdict in ("regressed", "ok", "improved") and tol is not None:
             verdict += f" (±{_fmt(tol)}{unit})"
-        out.append([r["metric"], r.get("scope") or "-", _fmt(r.get("baseline")), _fmt(r.get("this")), change, verdict])
+        out.append([r.metric, r.scope or "-", _fmt(r.baseline), _fmt(r.this), change, verdict])
     return out
 
 
@@ -54,7 +55,7 @@ def comparison_markdown(report, lang: str = "en") -> str:
     out = [f"### {_title(rows, msg)}", "", "| " + " | ".join(_head(msg)) + " |", "|" + "---|" * 6]
     for r, cells in zip(rows, table_cells(rows, msg)):
         cells = [c.replace("|", "\\|") for c in cells]
-        if r["verdict"] == "regressed":
+        if r.verdict == "regressed":
             cells[5] = f"**{cells[5]}**"
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
@@ -82,5 +83,5 @@ def comparison_table(report, lang: str = "en"):
             table.add_column(name, justify="right" if 2 <= i <= 4 else "left", no_wrap=True)
     style = {"regressed": "bold red", "improved": "green", "not comparable": "yellow", "missing in this run": "yellow"}
     for r, cells in zip(rows, table_cells(rows, msg)):
-        table.add_row(*cells[:5], Text(cells[5], style=style.get(r["verdict"], "")))
+        table.add_row(*cells[:5], Text(cells[5], style=style.get(r.verdict, "")))
     return table

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from diagnose.analysis.coverage import lines_for
 from diagnose.messages import Messages, messages
-from diagnose.model import Report
+from diagnose.model import Report, verdict_kind
+from diagnose.report.coverage_lines import coverage_lines
 from diagnose.report.sarif import primary_location
 from diagnose.report.text import clean
 
@@ -23,8 +23,8 @@ def render(report: Report, lang: str = "en", **_options) -> str:
     for f in report.findings:
         file, line = primary_location(f, report)
         cause = msg("concise.because", rule=f.caused_by) if f.caused_by else ""
-        out.append(f"{clean(file)}:{line}: {msg.severity(f.severity)} {f.rule_id} {clean(f.title)}{cause}")
-    for _, text in lines_for(report, lang):
+        out.append(f"{clean(file)}:{line}: {msg.severity(f.severity)} {f.rule_id} {clean(msg.say(f.title))}{cause}")
+    for _, text in coverage_lines(report, msg):
         out.append(f"diagnose: {clean(text)}")
     for err in report.errors:
         out.append("diagnose: " + msg("concise.internal_error", error=clean(err)))
@@ -40,6 +40,6 @@ def _summary(report: Report, msg: Messages) -> str:
     unknown = len(report.unrecognised) + (report.unrecognised_more or 0)
     if unknown:
         text += msg("concise.unrecognised", n=unknown)
-    if (report.verdict or {}).get("kind") == "nothing-analysed":
+    if verdict_kind(report.verdict) == "nothing-analysed":
         text += msg("concise.nothing")
     return text + msg("concise.full_stop")

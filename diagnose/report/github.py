@@ -11,8 +11,7 @@ command is a single line, so log text cannot start a command of its own.
 from __future__ import annotations
 
 from diagnose.messages import messages
-from diagnose.model import SEVERITY_RANK, Report
-from diagnose.report.reasons import input_note, skip_reason
+from diagnose.model import SEVERITY_RANK, Report, Status
 from diagnose.report.sarif import primary_location, relative_path
 
 KINDS = {"critical": "error", "error": "error", "warning": "warning", "info": "notice"}
@@ -48,31 +47,32 @@ def annotations(report: Report, paths: list[str] | None = None, max_per_kind: in
             continue
         used[kind] += 1
         file, line = primary_location(f, report)
-        message = f.summary or f.title
+        title, remediation = msg.say(f.title), msg.say(f.remediation)
+        message = msg.say(f.summary) or title
         if f.caused_by:
             message += msg("github.because", rule=f.caused_by)
-        if f.remediation:
-            message += "\n\n" + msg("github.fix") + "\n" + f.remediation.strip()
+        if remediation:
+            message += "\n\n" + msg("github.fix") + "\n" + remediation.strip()
         if len(message) > MAX_MESSAGE:
             message = message[: MAX_MESSAGE - 1] + "…"
         lines.append(command(kind, message, file=relative_path(file, paths), line=str(line),
-                             title=f"{f.rule_id} {f.title}"))
+                             title=f"{f.rule_id} {title}"))
     if report.incomplete and used["error"] < max_per_kind:
         used["error"] += 1
         lines.append(command("error", msg("github.incomplete"), title=msg("github.incomplete_title")))
-    coverage = report.coverage or {}
-    if coverage.get("status") in ("nothing-analysed", "partial"):
+    coverage = report.coverage
+    if report.status in (Status.NOTHING, Status.PARTIAL):
         # A run that analysed nothing is an error, partial coverage a warning (diagnose/analysis/coverage.py); files
         # read only in part are listed here, the inputs not read below.
-        kind = "error" if coverage["status"] == "nothing-analysed" else "warning"
-        in_part = [msg("github.read_in_part", path=relative_path(i["path"], paths), reason=input_note(i["reason"], msg))
-                   for i in coverage.get("incomplete") or []]
+        kind = "error" if report.status == Status.NOTHING else "warning"
+        in_part = [msg("github.read_in_part", path=relative_path(i.path, paths), reason=msg.say(i.reason))
+                   for i in coverage.incomplete]
         if used[kind] < max_per_kind:
             used[kind] += 1
             listed = "".join(f"\n{x}" for x in in_part[:5]) + ("\n… " + msg("github.more", n=len(in_part) - 5)
                                                                if len(in_part) > 5 else "")
-            title = msg("github.nothing_title" if coverage["status"] == "nothing-analysed" else "github.partial_title")
-            lines.append(command(kind, coverage["text"] + listed, title=title))
+            title = msg("github.nothing_title" if report.status == Status.NOTHING else "github.partial_title")
+            lines.append(command(kind, msg.say(coverage.text) + listed, title=title))
     if report.skipped:
         # Inputs that were not read must not pass silently: a warning when a limit, a corrupt archive or an
         # access problem stopped the reading, a notice when only binary or special files were left out.
@@ -81,7 +81,7 @@ def annotations(report: Report, paths: list[str] | None = None, max_per_kind: in
         if used[kind] < max_per_kind:
             used[kind] += 1
             shown = serious or report.skipped
-            listed = "\n".join(f"{relative_path(s.path, paths)}: {skip_reason(s.reason, msg)}" for s in shown[:5])
+            listed = "\n".join(f"{relative_path(s.path, paths)}: {msg.say(s.reason)}" for s in shown[:5])
             more = "\n… " + msg("github.more", n=len(shown) - 5) if len(shown) > 5 else ""
             lines.append(command(kind, msg("github.skipped", n=len(report.skipped)) + f"\n{listed}{more}",
                                  title=msg("github.skipped_title")))

@@ -16,10 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from diagnose.analysis.coverage import NOTHING, PARTIAL
 from diagnose.messages import Messages, messages
-from diagnose.model import Report
-from diagnose.report.reasons import input_note, skip_reason
+from diagnose.model import Report, Status
 from diagnose.report.sarif import fingerprint, primary_location, relative_path
 
 SEVERITY = {"info": "info", "warning": "minor", "error": "major", "critical": "critical"}
@@ -32,10 +30,11 @@ def render(report: Report, paths: list[str] | None = None, lang: str = "en", **_
     for f in report.findings:
         file, line = primary_location(f, report)
         path = relative_path(file, paths)
-        text = msg("gitlab.finding", rule=f.rule_id, title=f.title, summary=f.summary) if f.summary else f"{f.rule_id} {f.title}"
+        title, summary = msg.say(f.title), msg.say(f.summary)
+        text = msg("gitlab.finding", rule=f.rule_id, title=title, summary=summary) if summary else f"{f.rule_id} {title}"
         if f.caused_by:
             text += msg("gitlab.because", rule=f.caused_by)
-        anchor = f.evidence[0].text if f.evidence else f.summary
+        anchor = f.evidence[0].text if f.evidence else summary
         issues.append(_issue(text, f.rule_id, fingerprint(f.rule_id, path, anchor), SEVERITY.get(f.severity, "major"),
                              path, line))
     issues += _run_issues(report, paths, msg)
@@ -58,17 +57,18 @@ def _issue(description: str, check: str, fp: str, severity: str, path: str, line
 
 def _run_issues(report: Report, paths: list[str] | None, msg: Messages) -> list[dict]:
     """What the run itself says: nothing analysed, partial coverage, internal errors."""
-    cov = report.coverage or {}
-    first = (cov.get("incomplete") or cov.get("not_read") or [{}])[0].get("path")
+    cov = report.coverage
+    unread = (cov.incomplete + cov.not_read) if cov is not None else []
+    first = unread[0].path if unread else None
     where = relative_path(first, paths) if first else relative_path((paths or ["input"])[0], None)
     out = []
-    status = cov.get("status")
-    if status in (NOTHING, PARTIAL):
-        listed = [f"{i['path']}: {input_note(i['reason'], msg)}" for i in cov.get("incomplete") or []]
-        listed += [f"{i['path']}: {skip_reason(i['reason'], msg)}" for i in cov.get("not_read") or []]
-        text = cov["text"] + (" " + msg("gitlab.list_join").join(listed[:10]) if listed else "")
-        check = "diagnose/nothing-analysed" if status == NOTHING else "diagnose/partial-coverage"
-        out.append(_issue(text, check, _digest(check, where), "blocker" if status == NOTHING else "major", where, 1))
+    status = report.status
+    if status in (Status.NOTHING, Status.PARTIAL):
+        listed = [f"{i.path}: {msg.say(i.reason)}" for i in unread]
+        text = msg.say(cov.text) + (" " + msg("gitlab.list_join").join(listed[:10]) if listed else "")
+        check = "diagnose/nothing-analysed" if status == Status.NOTHING else "diagnose/partial-coverage"
+        out.append(_issue(text, check, _digest(check, where), "blocker" if status == Status.NOTHING else "major",
+                          where, 1))
     if report.errors:
         text = msg("gitlab.incomplete") + " " + "; ".join(report.errors[:5])
         out.append(_issue(text, "diagnose/incomplete", _digest("diagnose/incomplete", where), "blocker", where, 1))

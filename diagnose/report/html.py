@@ -21,9 +21,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from diagnose.analysis.coverage import lines_for as coverage_lines
+from diagnose.report.coverage_lines import coverage_lines
 from diagnose.messages import messages
-from diagnose.model import Report
+from diagnose.model import Report, Status
 from diagnose.report.page import sections
 from diagnose.report.page.curves import curve_figures, downsample, thresholds
 from diagnose.report.page.kit import ERROR_HOOK, LOADED_MARK, MONO, e, font_stack, plot_config, plot_font, plotly_locale, script_json
@@ -77,7 +77,7 @@ def render(report: Report, lang: str = "en", catalog=None, max_points: int = 150
     if timeline is not None:
         figs.append(("timeline", timeline))
     try:
-        curves = curve_figures(report, thresholds(catalog, findings), findings, max_points, notes, msg)
+        curves = curve_figures(report, thresholds(report), findings, max_points, notes, msg)
     except Exception as exc:  # noqa: BLE001
         curves = []
         notes.append(msg("page.notes.curves_failed", error=f"{type(exc).__name__}: {exc}"))
@@ -107,11 +107,11 @@ def render(report: Report, lang: str = "en", catalog=None, max_points: int = 150
     parts += ["</head><body>", f"<h1>{e(msg('page.title'))}</h1>",
               f"<div class=\"meta\" id=\"subtitle\">{e(msg('page.subtitle', files=len(report.inputs), lines=lines, skipped=len(report.skipped), findings=len(findings)))}</div>"]
     # A run that analysed nothing, or not every input, says so first (diagnose/analysis/coverage.py).
-    parts += [f"<div class=\"note\" id=\"coverage\">{e(t)}</div>" for _, t in coverage_lines(report, msg.lang, 10)]
+    parts += [f"<div class=\"note\" id=\"coverage\">{e(t)}</div>" for _, t in coverage_lines(report, msg, 10)]
     if findings:
         parts += [sections.root_box(report, msg), sections.findings_table(findings, msg)]
-    elif (report.coverage or {}).get("status") != "nothing-analysed":  # the coverage note said it
-        verdict = (report.verdict or {}).get("text") or msg("page.none")
+    elif report.status != Status.NOTHING:  # the coverage note said it
+        verdict = msg.say(report.verdict.text) if report.verdict is not None else msg("page.none")
         parts.append(f"<p id=\"verdict\">{e(verdict)}</p>")
     details = [sections.finding_details(i, f, max_evidence, notes, msg) for i, f in enumerate(findings, 1)]
     if notes:

@@ -16,8 +16,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from diagnose.messages import Messages, messages
-from diagnose.model import SEVERITY_RANK, Finding, Report
-from diagnose.report.reasons import input_note, skip_reason
+from diagnose.model import SEVERITY_RANK, Finding, Report, Status
 from diagnose.report.sarif import relative_path
 
 NO_NODE = "-"
@@ -51,10 +50,11 @@ def render(report: Report, fail_on: str = "error", paths: list[str] | None = Non
     single = nodes == [NO_NODE]
     file_node = {i.path: i.node for i in report.inputs}
 
-    rules: dict[str, dict] = {b["id"]: dict(b) for b in report.rules_checked}
+    rules: dict[str, dict] = {r.id: {"id": r.id, "name": r.name, "category": r.category, "severity": r.severity}
+                              for r in report.rules_checked}
     for f in report.findings:
         rules.setdefault(f.rule_id, {"id": f.rule_id, "name": f.name, "category": f.category,
-                                     "severity": f.severity, "title": f.title})
+                                     "severity": f.severity})
     by_cell: dict[tuple[str, str], list[Finding]] = {}
     for f in report.findings:
         for node in (f.nodes or [NO_NODE]):
@@ -81,7 +81,7 @@ def render(report: Report, fail_on: str = "error", paths: list[str] | None = Non
                     first = f.evidence[0] if f.evidence else None
                     if first is not None:
                         case.set("file", xml_text(relative_path(first.file, paths)))
-                    fail = ET.SubElement(case, "failure", message=xml_text(_one_line(f.summary or f.title)),
+                    fail = ET.SubElement(case, "failure", message=xml_text(_one_line(msg.say(f.summary) or msg.say(f.title))),
                                          type=f.severity)
                     fail.text = xml_text(_body(failing, node, file_node, paths, msg))
                     counts["failures"] += 1
@@ -97,13 +97,13 @@ def render(report: Report, fail_on: str = "error", paths: list[str] | None = Non
     counts = {"tests": 1, "failures": 0, "errors": 0, "skipped": 0}
     case = ET.SubElement(suite, "testcase", classname="diagnose.input", name="inputs read")
     lines = [msg("junit.read", files=len(report.inputs), lines=sum(i.lines for i in report.inputs))]
-    lines += [msg("junit.read_in_part", path=i["path"], reason=input_note(i["reason"], msg))
-              for i in (report.coverage or {}).get("incomplete", [])[:500]]
-    lines += [msg("junit.skipped", path=s.path, reason=skip_reason(s.reason, msg)) for s in report.skipped[:500]]
+    lines += [msg("junit.read_in_part", path=i.path, reason=msg.say(i.reason))
+              for i in (report.coverage.incomplete if report.coverage is not None else [])[:500]]
+    lines += [msg("junit.skipped", path=s.path, reason=msg.say(s.reason)) for s in report.skipped[:500]]
     if len(report.skipped) > 500:
         lines.append(msg("junit.more_skipped", n=len(report.skipped) - 500))
     ET.SubElement(case, "system-out").text = xml_text("\n".join(lines))
-    counts["tests"] += _coverage_case(suite, report, allow_empty, allow_partial, counts)
+    counts["tests"] += _coverage_case(suite, report, allow_empty, allow_partial, counts, msg)
     if report.errors:
         counts["tests"] += 1
         counts["errors"] += 1
@@ -119,20 +119,21 @@ def render(report: Report, fail_on: str = "error", paths: list[str] | None = Non
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _coverage_case(suite: ET.Element, report: Report, allow_empty: bool, allow_partial: bool, counts: dict) -> int:
+def _coverage_case(suite: ET.Element, report: Report, allow_empty: bool, allow_partial: bool, counts: dict,
+                   msg: Messages) -> int:
     """A run that analysed nothing is an ``error`` testcase, partial coverage a ``failure`` (diagnose/analysis/coverage.py),
     unless --allow-empty / --allow-partial accept them (then the sentence goes to system-out)."""
-    cov = report.coverage or {}
-    status = cov.get("status")
-    if status not in ("nothing-analysed", "partial"):
+    status = report.status
+    if status not in (Status.NOTHING, Status.PARTIAL):
         return 0
+    text = msg.say(report.coverage.text)
     name = "something analysed" if status == "nothing-analysed" else "every input read"
     case = ET.SubElement(suite, "testcase", classname="diagnose.input", name=name)
     if (allow_empty if status == "nothing-analysed" else allow_partial):
-        ET.SubElement(case, "system-out").text = xml_text(cov["text"])
+        ET.SubElement(case, "system-out").text = xml_text(text)
         return 1
     tag, key = ("error", "errors") if status == "nothing-analysed" else ("failure", "failures")
-    ET.SubElement(case, tag, message=xml_text(_one_line(cov["text"])), type=status).text = xml_text(cov["text"])
+    ET.SubElement(case, tag, message=xml_text(_one_line(text)), type=str(status)).text = xml_text(text)
     counts[key] += 1
     return 1
 
@@ -150,8 +151,8 @@ def _one_line(text: str) -> str:
 def _body(findings: list[Finding], node: str, file_node: dict, paths, msg: Messages) -> str:
     parts = []
     for f in findings:
-        parts.append(f"[{msg.severity(f.severity).upper()}] {f.rule_id} {f.name}: {f.title}")
-        parts.append(f.summary)
+        parts.append(f"[{msg.severity(f.severity).upper()}] {f.rule_id} {f.name}: {msg.say(f.title)}")
+        parts.append(msg.say(f.summary))
         if f.caused_by:
             parts.append(msg("junit.because", rule=f.caused_by))
         evidence = [e for e in f.evidence if node == NO_NODE or file_node.get(e.file) in (node, None)]
@@ -161,10 +162,11 @@ def _body(findings: list[Finding], node: str, file_node: dict, paths, msg: Messa
             parts.append(msg("junit.evidence"))
             for e in evidence:
                 parts.append(f"  {relative_path(e.file, paths)}:{e.line}: {e.text[:1000]}")
-        if f.remediation:
+        remediation = msg.say(f.remediation)
+        if remediation:
             parts.append("")
             parts.append(msg("junit.fix"))
-            parts.append(f.remediation.strip())
+            parts.append(remediation.strip())
         parts.append("")
     body = "\n".join(parts).rstrip() + "\n"
     return body if len(body) <= MAX_BODY else body[:MAX_BODY] + "\n… " + msg("junit.truncated") + "\n"

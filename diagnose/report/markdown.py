@@ -17,8 +17,7 @@ import re
 from collections import Counter
 
 from diagnose.messages import Messages, messages
-from diagnose.model import Finding, Report
-from diagnose.report.reasons import input_note, skip_reason
+from diagnose.model import Finding, Report, Status, verdict_kind
 from diagnose.report.sarif import relative_path
 from diagnose.report.triage_note import new_mark, triage_note
 
@@ -87,8 +86,8 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
     sev = Counter(f.severity for f in findings)
     sev_text = msg("markdown.list_join").join(f"{sev[s]} {msg.severity(s)}" for s in ("critical", "error", "warning", "info")
                                              if sev[s])
-    coverage = getattr(report, "coverage", None) or {}
-    nothing = coverage.get("status") == "nothing-analysed"
+    coverage = report.coverage
+    nothing = report.status == Status.NOTHING
     if nothing:  # never "0 findings" for a run that looked at nothing (diagnose/analysis/coverage.py)
         add("## " + msg("markdown.heading_nothing") + "\n\n")
     else:
@@ -104,10 +103,10 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
     add(head + msg("markdown.full_stop") + "\n\n")
     if report.incomplete:
         add("> [!WARNING]\n> " + msg("markdown.incomplete", n=len(report.errors)) + "\n\n")
-    if nothing or coverage.get("status") == "partial":
-        add(f"> [!{'CAUTION' if nothing else 'WARNING'}]\n> " + escape(coverage["text"]) + "\n\n")
-    if report.verdict and report.verdict.get("kind") not in ("clean", "nothing-analysed"):
-        add("**" + escape(report.verdict["text"]) + "**\n\n")
+    if nothing or report.status == Status.PARTIAL:
+        add(f"> [!{'CAUTION' if nothing else 'WARNING'}]\n> " + escape(msg.say(coverage.text)) + "\n\n")
+    if report.verdict and verdict_kind(report.verdict) not in ("clean", "nothing-analysed"):
+        add("**" + escape(msg.say(report.verdict.text)) + "**\n\n")
     note = triage_note(report, msg)  # new/known since a findings baseline; suppressed by the configuration
     if note:
         add(escape(note) + "\n\n")
@@ -115,7 +114,8 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
     if nothing:
         pass
     elif not findings:
-        add((escape(report.verdict["text"]) if report.verdict.get("kind") == "clean" else msg("markdown.none")) + "\n\n")
+        add((escape(msg.say(report.verdict.text)) if verdict_kind(report.verdict) == "clean" else msg("markdown.none"))
+            + "\n\n")
     else:
         add("| # | " + " | ".join(msg(f"markdown.col.{c}") for c in ("severity", "rule", "title", "count", "where",
                                                                         "first_seen")) + " |\n")
@@ -123,7 +123,7 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
         shown_rows = 0
         for i, f in enumerate(findings[:MAX_TABLE_ROWS], 1):
             mark = new_mark(f, msg)
-            title = (f"**{mark}** " if mark else "") + inline(f.title, cell=True) + (f" ← {escape(f.caused_by)}" if f.caused_by else "")
+            title = (f"**{mark}** " if mark else "") + inline(msg.say(f.title), cell=True) + (f" ← {escape(f.caused_by)}" if f.caused_by else "")
             first = f.first_seen.strftime("%Y-%m-%d %H:%M:%S") if f.first_seen else "-"
             row = (f"| {i} | {ICONS.get(f.severity, '')} {msg.severity(f.severity)} | {escape(f.rule_id)} "
                    f"| {title} | {f.count} | {escape(_where(f)) or '-'} | {first} |\n")
@@ -148,18 +148,18 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
         from diagnose.report.comparison import comparison_markdown
 
         add(comparison_markdown(report, lang) + "\n")
-    in_part = coverage.get("incomplete") or []
+    in_part = coverage.incomplete if coverage is not None else []
     if in_part:
         add(f"<details><summary>{msg('markdown.in_part', n=len(in_part))}</summary>\n\n")
         for item in in_part[:50]:
-            if not add(f"- {escape(item['path'])}: {escape(input_note(item['reason'], msg))}\n"):
+            if not add(f"- {escape(item.path)}: {escape(msg.say(item.reason))}\n"):
                 break
         add("\n</details>\n\n")
     if report.skipped:
         add(f"<details><summary>{msg('markdown.skipped', n=len(report.skipped))}</summary>\n\n")
         n = 0
         for s in report.skipped[:50]:
-            if not add(f"- {escape(s.path)}: {escape(skip_reason(s.reason, msg))}\n"):
+            if not add(f"- {escape(s.path)}: {escape(msg.say(s.reason))}\n"):
                 break
             n += 1
         if n < len(report.skipped):
@@ -181,8 +181,8 @@ def _where(f: Finding) -> str:
 
 def _section(i: int, f: Finding, paths, msg: Messages) -> str:
     parts = [f"### {i}. {ICONS.get(f.severity, '')} {msg.severity(f.severity).upper()} {escape(f.rule_id)} "
-             f"{escape(f.name)}: {inline(f.title)}\n\n"]
-    parts.append(inline(f.summary) + "\n\n")
+             f"{escape(f.name)}: {inline(msg.say(f.title))}\n\n"]
+    parts.append(inline(msg.say(f.summary)) + "\n\n")
     if f.caused_by:
         parts.append(f"{msg('markdown.because')} **{escape(f.caused_by)}**\n\n")
     if f.evidence:
@@ -192,8 +192,9 @@ def _section(i: int, f: Finding, paths, msg: Messages) -> str:
         if len(f.evidence) > MAX_EVIDENCE:
             parts.append("\n_" + msg("markdown.more_evidence", n=len(f.evidence) - MAX_EVIDENCE) + "_\n")
         parts.append("\n")
-    if f.remediation:
-        parts.append(f"**{msg('markdown.fix')}**\n\n" + _clip(f.remediation.strip(), 8000) + "\n\n")
+    remediation = msg.say(f.remediation)
+    if remediation:
+        parts.append(f"**{msg('markdown.fix')}**\n\n" + _clip(remediation.strip(), 8000) + "\n\n")
     if f.references:
         parts.append(msg("markdown.refs") + " " + "; ".join(escape(r) for r in f.references[:10]) + "\n\n")
     return "".join(parts)
@@ -202,26 +203,26 @@ def _section(i: int, f: Finding, paths, msg: Messages) -> str:
 def _unrecognised(report: Report, paths, msg: Messages) -> str:
     items = report.unrecognised
     out = [f"### {msg('markdown.unrecognised.title')}\n\n{msg('markdown.unrecognised.intro')}"]
-    new = getattr(report, "unrecognised_new", None)
+    new = report.unrecognised_new
     if new is not None:
         out.append(" **" + msg("markdown.unrecognised.new", n=new) + "**")
     cols = ("count", "signature", "first_seen", "last_seen", "where")
     out.append("\n\n| # | " + " | ".join(msg(f"markdown.unrecognised.col.{c}") for c in cols) + " |"
                + "\n|---:|---:|---|---|---|---|\n")
     for i, u in enumerate(items, 1):
-        where = ", ".join(u["nodes"][:4])
-        if u["ranks"]:
-            where += (" " if where else "") + msg("markdown.unrecognised.ranks", ranks=",".join(map(str, u["ranks"][:8])))
-        mark = f" ({msg('markdown.unrecognised.new_mark')})" if u.get("new") else ""
-        out.append(f"| {i} | {u['count']} | {escape(_clip(u['signature'], 300))}{mark} | {(u['first_seen'] or '-')[:19]} "
-                   f"| {(u['last_seen'] or '-')[:19]} | {escape(where) or '-'} |\n")
-    more = getattr(report, "unrecognised_more", 0) or 0
+        where = ", ".join(u.nodes[:4])
+        if u.ranks:
+            where += (" " if where else "") + msg("markdown.unrecognised.ranks", ranks=",".join(map(str, u.ranks[:8])))
+        mark = f" ({msg('markdown.unrecognised.new_mark')})" if u.new is True else ""
+        out.append(f"| {i} | {u.count} | {escape(_clip(u.signature, 300))}{mark} | {(u.first_seen or '-')[:19]} "
+                   f"| {(u.last_seen or '-')[:19]} | {escape(where) or '-'} |\n")
+    more = report.unrecognised_more or 0
     if more:
         out.append("\n_" + msg("markdown.unrecognised.more", n=more) + "_\n")
     out.append("\n")
     for i, u in enumerate(items[:5], 1):
-        ex = u["example"]
+        ex = u.example
         out.append(msg("markdown.unrecognised.example", i=i) + "\n\n")
-        out.append(code_block([f"{relative_path(ex['file'], paths)}:{ex['line']}: {_clip(ex['text'])}"]) + "\n")
+        out.append(code_block([f"{relative_path(ex.file, paths)}:{ex.line}: {_clip(ex.text)}"]) + "\n")
     return "".join(out)
 

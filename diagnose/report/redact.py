@@ -18,12 +18,15 @@ deterministic for the same input. Redaction is applied once to the Report, befor
 
 from __future__ import annotations
 
-import dataclasses
+
 import ipaddress
 import re
 from typing import Any
 
-from diagnose.model import Evidence, Report, Skipped
+import msgspec
+
+from diagnose.messages import Joined, Phrase, Template, Words
+from diagnose.model import Evidence, Report
 
 # Tokens first: their values may contain things that look like host names or addresses.
 _SECRET_PATTERNS = [
@@ -169,15 +172,30 @@ class Redactor:
             return self.text(obj)
         if isinstance(obj, Evidence):
             return Evidence(self.text(obj.file), obj.line, self.text(obj.text))
+        if isinstance(obj, Words):
+            return self.words(obj)
         if isinstance(obj, list):
             return [self.value(v) for v in obj]
         if isinstance(obj, tuple):
             return tuple(self.value(v) for v in obj)
         if isinstance(obj, dict):
             return {k: self.value(v) for k, v in obj.items()}
+        if isinstance(obj, msgspec.Struct):
+            return _redact_struct(obj, self, set())
         if type(obj).__name__ == "DataFrame" and hasattr(obj, "schema"):  # polars frames (Report.timeline)
             return _redact_frame(obj, self)
         return obj
+
+    def words(self, obj: Words) -> Words:
+        """The values in what will be said: authored texts stay, what came from the logs is masked."""
+        if isinstance(obj, Phrase):
+            return Phrase(obj.key, **{k: self.value(v) for k, v in obj.values.items()})
+        if isinstance(obj, Template):
+            return Template(obj.texts, {k: self.value(v) for k, v in obj.values.items()},
+                            tuple(self.value(x) for x in obj.lead), tuple(self.value(x) for x in obj.tail))
+        if isinstance(obj, Joined):
+            return Joined([self.value(x) for x in obj.parts], obj.sep, obj.distinct)
+        return obj  # Localized: authored in the rule files and tables
 
 
 def _is_local(name: str) -> bool:
@@ -185,42 +203,38 @@ def _is_local(name: str) -> bool:
 
 
 # Fields that come from rule files or are enumerations: nothing of the site in them.
-_FINDING_SAFE = {"rule_id", "name", "category", "severity", "title", "remediation", "references", "caused_by",
+_FINDING_SAFE = {"rule_id", "name", "category", "severity", "remediation", "references", "caused_by",
                  "consequence", "count", "first_seen", "last_seen", "ranks", "fingerprint", "baseline_state"}
 _INPUT_SAFE = {"kind", "encoding", "lines", "bytes", "raw_lines"}
-_REPORT_HANDLED = {"findings", "inputs", "skipped", "errors", "rules_checked", "signals", "derived"}
+_REPORT_SAFE = {"rules_checked", "panels", "series"}
 
 
 def redact_report(report: Report, redactor: Redactor | None = None) -> Report:
     """A copy of ``report`` with addresses, host names, home paths and secrets masked everywhere.
 
-    Fields added to the model later are masked too (every string, list and dict not known to be safe), so a
-    new field cannot leak by default.
+    Fields added to the model later are masked too (every string, list, dict, struct and phrase value not
+    known to be safe), so a new field cannot leak by default.
     """
     r = redactor or Redactor()
     r.add_hosts(sorted({i.node for i in report.inputs if i.node} | {n for f in report.findings for n in f.nodes}
-                       | {n for s in report.suppressed for n in s.get("nodes", [])}))
-    inputs = [_redact_dataclass(i, r, _INPUT_SAFE) for i in report.inputs]
-    derived = [_redact_dataclass(i, r, _INPUT_SAFE) for i in report.derived]
-    skipped = [Skipped(r.text(s.path), r.text(s.reason)) for s in report.skipped]
-    findings = [_redact_dataclass(f, r, _FINDING_SAFE) for f in report.findings]
-    errors = [r.text(e) for e in report.errors]
-    signals = _redact_frame(report.signals, r) if report.signals is not None else None
-    changes = {f.name: r.value(getattr(report, f.name)) for f in dataclasses.fields(report)
-               if f.name not in _REPORT_HANDLED}
-    return dataclasses.replace(
-        report, findings=findings, inputs=inputs, derived=derived, skipped=skipped, errors=errors,
-        rules_checked=[dict(b) for b in report.rules_checked], signals=signals, **changes,
-    )
-
-
-def _redact_dataclass(obj, r: Redactor, safe: set[str]):
+                       | {n for s in report.suppressed for n in getattr(s, "nodes", [])}))
     changes = {}
-    for f in dataclasses.fields(obj):
-        if f.name in safe or not f.init:
+    for name in report.__struct_fields__:
+        if name in _REPORT_SAFE:
             continue
-        changes[f.name] = r.value(getattr(obj, f.name))
-    return dataclasses.replace(obj, **changes)
+        value = getattr(report, name)
+        if name == "findings":
+            changes[name] = [_redact_struct(f, r, _FINDING_SAFE) for f in value]
+        elif name in ("inputs", "derived"):
+            changes[name] = [_redact_struct(i, r, _INPUT_SAFE) for i in value]
+        else:
+            changes[name] = r.value(value)
+    return msgspec.structs.replace(report, **changes)
+
+
+def _redact_struct(obj, r: Redactor, safe: set[str]):
+    changes = {name: r.value(getattr(obj, name)) for name in obj.__struct_fields__ if name not in safe}
+    return msgspec.structs.replace(obj, **changes)
 
 
 def _redact_frame(frame, r: Redactor):

@@ -26,11 +26,8 @@ import re
 from urllib.parse import quote
 
 from diagnose import __version__
-from diagnose.analysis.coverage import NOTHING, PARTIAL, nothing_analysed
-from diagnose.analysis.fingerprint import of_findings
 from diagnose.messages import Messages, messages
-from diagnose.model import Finding, Report
-from diagnose.report.reasons import input_note, skip_reason
+from diagnose.model import Finding, Report, Status
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"critical": "error", "error": "error", "warning": "warning", "info": "note"}
@@ -118,26 +115,27 @@ def primary_location(f: Finding, report: Report) -> tuple[str, int]:
 
 def rule_entries(report: Report, catalog=None, lang: str = "en") -> list[dict]:
     """Rules checked (sorted by id), plus any rule that has a finding but was not listed."""
+    msg = messages(lang)
     by_id: dict[str, dict] = {}
-    for brief in report.rules_checked:
-        by_id[brief["id"]] = dict(brief)
+    rules_by_id = {r.id: r for r in report.rules_checked}
+    for r in report.rules_checked:
+        by_id[r.id] = {"id": r.id, "name": r.name, "category": r.category, "severity": r.severity,
+                       "title": r.title.get(lang) or r.title.get("en", "")}
     for f in report.findings:
         by_id.setdefault(f.rule_id, {"id": f.rule_id, "name": f.name, "category": f.category,
-                                     "severity": f.severity, "title": f.title})
+                                     "severity": f.severity, "title": msg.say(f.title)})
     help_from_findings = {}
     for f in report.findings:
-        help_from_findings.setdefault(f.rule_id, f.remediation)
-    rules_by_id = {}
-    if catalog:
-        rules_by_id = {r.id: r for r in catalog}
+        help_from_findings.setdefault(f.rule_id, msg.say(f.remediation))
     out = []
     for rid in sorted(by_id):
         brief = by_id[rid]
         rule = rules_by_id.get(rid)
         title = brief.get("title") or rid
-        description = (rule.text("description", lang).strip() if rule else "") or title
-        remediation = help_from_findings.get(rid) or (rule.text("remediation", lang).strip() if rule else "")
-        remediation = remediation.strip() or messages(lang)("sarif.see_rule", rule=rid)
+        description = ((rule.description.get(lang) or rule.description.get("en", "")).strip() if rule else "") or title
+        remediation = help_from_findings.get(rid) or (
+            (rule.remediation.get(lang) or rule.remediation.get("en", "")).strip() if rule else "")
+        remediation = remediation.strip() or msg("sarif.see_rule", rule=rid)
         entry = {
             "id": rid,
             "name": brief.get("name") or rid,
@@ -159,12 +157,10 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
     msg = messages(lang)
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = []
-    missing = [f for f in report.findings if not f.fingerprint]  # reports not built by the pipeline
-    computed = dict(zip(map(id, missing), of_findings(missing)))
     for f in report.findings:
         file, line = primary_location(f, report)
         uri = relative_uri(file, paths)
-        anchor_text = f.evidence[0].text if f.evidence else f.summary
+        anchor_text = f.evidence[0].text if f.evidence else msg.say(f.summary)
         location = _location(uri, line, f.evidence[0].text if f.evidence else None)
         result = {
             "ruleId": f.rule_id,
@@ -173,7 +169,7 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
             "message": {"text": _message(f, msg)},
             "locations": [location],
             "partialFingerprints": {FINGERPRINT_KEY: fingerprint(f.rule_id, uri, anchor_text),
-                                    FINDING_KEY: f.fingerprint or computed[id(f)]},
+                                    **({FINDING_KEY: f.fingerprint} if f.fingerprint else {})},
             "properties": {
                 "severity": f.severity,
                 "category": f.category,
@@ -197,7 +193,7 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
             result["relatedLocations"] = related
         results.append(result)
     notifications = [
-        {"level": "warning", "message": {"text": msg("sarif.skipped", path=s.path, reason=skip_reason(s.reason, msg))},
+        {"level": "warning", "message": {"text": msg("sarif.skipped", path=s.path, reason=msg.say(s.reason))},
          "descriptor": {"id": "input-skipped"}}
         for s in report.skipped
     ] + [
@@ -205,9 +201,9 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
     ] + _coverage_notifications(report, msg)
     # A run that analysed nothing did not execute its analysis (diagnose/analysis/coverage.py); partial coverage is a
     # warning notification and a property of the invocation.
-    invocation = {"executionSuccessful": not report.incomplete and not nothing_analysed(report)}
-    if report.coverage:
-        invocation["properties"] = {"coverage": report.coverage.get("status")}
+    invocation = {"executionSuccessful": not report.incomplete and report.status != Status.NOTHING}
+    if report.coverage is not None:
+        invocation["properties"] = {"coverage": str(report.coverage.status)}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
     driver = {
@@ -231,13 +227,13 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
 
 
 def _coverage_notifications(report: Report, msg: Messages) -> list[dict]:
-    cov = report.coverage or {}
-    if cov.get("status") not in (NOTHING, PARTIAL):
+    cov = report.coverage
+    if cov is None or cov.status not in (Status.NOTHING, Status.PARTIAL):
         return []
-    out = [{"level": "error" if cov["status"] == NOTHING else "warning", "message": {"text": cov["text"]},
-            "descriptor": {"id": cov["status"]}}]
-    out += [{"level": "warning", "message": {"text": msg("sarif.read_in_part", path=i["path"], reason=input_note(i["reason"], msg))},
-             "descriptor": {"id": "input-incomplete"}} for i in cov.get("incomplete") or []]
+    out = [{"level": "error" if cov.status == Status.NOTHING else "warning", "message": {"text": msg.say(cov.text)},
+            "descriptor": {"id": str(cov.status)}}]
+    out += [{"level": "warning", "message": {"text": msg("sarif.read_in_part", path=i.path, reason=msg.say(i.reason))},
+             "descriptor": {"id": "input-incomplete"}} for i in cov.incomplete]
     return out
 
 
@@ -249,7 +245,8 @@ def _location(uri: str, line: int, snippet: str | None) -> dict:
 
 
 def _message(f: Finding, msg: Messages) -> str:
-    text = msg("sarif.message", title=f.title, summary=f.summary) if f.summary else f.title
+    title, summary = msg.say(f.title), msg.say(f.summary)
+    text = msg("sarif.message", title=title, summary=summary) if summary else title
     if f.caused_by:
         text += msg("sarif.because", rule=f.caused_by)
     return text

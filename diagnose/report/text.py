@@ -19,8 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from diagnose.messages import Messages, messages
-from diagnose.model import Finding, Report
-from diagnose.report.reasons import input_note, skip_reason
+from diagnose.model import Finding, Report, Status, verdict_kind
 from diagnose.report.textlayout import Hanging, Heading, Trimmed, clean
 from diagnose.report.triage_note import new_mark, triage_note
 
@@ -38,11 +37,11 @@ def render(report: Report, color: bool = False, width: int = 100, lang: str = "e
     )
     msg = messages(lang)
     if report.verdict:
-        console.print(Hanging(clean(report.verdict["text"]), 0, 2,
-                              style=VERDICT_STYLE.get(report.verdict["kind"], "")))
-    coverage = getattr(report, "coverage", None) or {}
-    if coverage.get("status") == "partial":  # diagnose/analysis/coverage.py: a clean list covers only what was read
-        console.print(Hanging(clean(coverage["text"]), 0, 2, style="bold yellow"))
+        console.print(Hanging(clean(msg.say(report.verdict.text)), 0, 2,
+                              style=VERDICT_STYLE.get(verdict_kind(report.verdict), "")))
+    coverage = report.coverage
+    if report.status == Status.PARTIAL:  # diagnose/analysis/coverage.py: a clean list covers only what was read
+        console.print(Hanging(clean(msg.say(coverage.text)), 0, 2, style="bold yellow"))
     console.print(Hanging(_inputs_line(report, msg), 0, 2, style="dim"))
     note = triage_note(report, msg)  # new/known since a findings baseline; suppressed by the configuration
     if note:
@@ -66,19 +65,19 @@ def render(report: Report, color: bool = False, width: int = 100, lang: str = "e
 
         console.print()
         console.print(comparison_table(report, lang))
-    in_part = coverage.get("incomplete") or []
+    in_part = coverage.incomplete if coverage is not None else []
     if in_part:
         console.print()
         console.print(Text(msg("text.in_part_head", n=len(in_part)), style="bold"))
         for item in in_part[:50]:
-            console.print(Hanging(f"{clean(item['path'])}: {clean(input_note(item['reason'], msg))}", 2, 6))
+            console.print(Hanging(f"{clean(item.path)}: {clean(msg.say(item.reason))}", 2, 6))
         if len(in_part) > 50:
             console.print(Text("  " + msg("text.more", n=len(in_part) - 50)))
     if report.skipped:
         console.print()
         console.print(Text(msg("text.skipped_head", n=len(report.skipped)), style="bold"))
         for s in report.skipped[:50]:
-            console.print(Hanging(f"{clean(s.path)}: {clean(skip_reason(s.reason, msg))}", 2, 6))
+            console.print(Hanging(f"{clean(s.path)}: {clean(msg.say(s.reason))}", 2, 6))
         if len(report.skipped) > 50:
             console.print(Text("  " + msg("text.more", n=len(report.skipped) - 50)))
     if report.errors:
@@ -114,7 +113,7 @@ def _finding_list(findings: list[Finding], msg: Messages) -> Table:
         mark = new_mark(f, msg)
         if mark:
             body.append(f"[{mark}] ", style="bold yellow")
-        body.append(clean(f.title))
+        body.append(clean(msg.say(f.title)))
         body.append("\n")
         body.append(" · ".join(_facts(f, msg)), style="dim")
         grid.add_row(f" {i}", Text(_severity(f, msg), style=SEVERITY_STYLE[f.severity]), f.rule_id, body)
@@ -142,9 +141,10 @@ def _details(i: int, f: Finding, msg: Messages) -> Group:
     head.append(_severity(f, msg), style=SEVERITY_STYLE[f.severity])
     head.append(f" {f.rule_id} {f.name}", style="bold")
     head.append(msg("text.category", category=msg.category_id(f.category)), style="dim")
-    parts: list = [Heading(head), Hanging(Text(clean(f.title), style="bold"), INDENT, INDENT)]
-    if f.summary:
-        parts.append(Hanging(clean(f.summary), INDENT, INDENT))
+    parts: list = [Heading(head), Hanging(Text(clean(msg.say(f.title)), style="bold"), INDENT, INDENT)]
+    summary = msg.say(f.summary)
+    if summary:
+        parts.append(Hanging(clean(summary), INDENT, INDENT))
     if f.caused_by:
         parts.append(Hanging(Text(msg("text.because", rule=f.caused_by), style="italic"), INDENT, INDENT))
     if f.evidence:
@@ -154,9 +154,10 @@ def _details(i: int, f: Finding, msg: Messages) -> Group:
             line.append(f"{clean(e.file)}:{e.line}: ", style="dim")
             line.append(clean(e.text)[:EVIDENCE_CHARS])
             parts.append(Hanging(line, INDENT + 2, INDENT + 6))
-    if f.remediation:
+    remediation = msg.say(f.remediation)
+    if remediation:
         parts.append(Text(f"\n{' ' * INDENT}{msg('text.fix')}", style="bold"))
-        parts.append(Padding(Trimmed(Markdown(f.remediation)), (0, 0, 0, INDENT + 1)))
+        parts.append(Padding(Trimmed(Markdown(remediation)), (0, 0, 0, INDENT + 1)))
     if f.references:
         parts.append(Text(""))
         parts.append(Hanging(Text(msg("text.refs") + " " + msg("text.refs_join").join(clean(r) for r in f.references),

@@ -17,9 +17,9 @@ SIGNATURE_CHARS = 300
 
 def unrecognised(report: Report, msg: Messages) -> Group:
     items = report.unrecognised
-    more = getattr(report, "unrecognised_more", 0) or 0
+    more = report.unrecognised_more or 0
     head = Text(msg("text.unrecognised.head", n=len(items) + more), style="bold")
-    new = getattr(report, "unrecognised_new", None)
+    new = report.unrecognised_new
     if new is not None:
         head.append(msg("text.unrecognised.new", n=new), style="bold yellow" if new else "")
     grid = Table.grid(padding=(0, 1), expand=False)
@@ -28,22 +28,22 @@ def unrecognised(report: Report, msg: Messages) -> Group:
     grid.add_column(ratio=1, overflow="fold")
     for i, u in enumerate(items, 1):
         signature = Text()
-        if u.get("new"):
+        if u.new is True:
             signature.append(f"[{msg('text.unrecognised.new_mark')}] ", style="bold yellow")
-        signature.append(clean(u["signature"])[:SIGNATURE_CHARS])
-        where = [msg("text.unrecognised.first", when=(u["first_seen"] or "-")[:19]),
-                 msg("text.unrecognised.last", when=(u["last_seen"] or "-")[:19])]
-        if u["nodes"]:
-            where.append(", ".join(u["nodes"][:4]) + (" …" if len(u["nodes"]) > 4 else ""))
-        if u["ranks"]:
+        signature.append(clean(u.signature)[:SIGNATURE_CHARS])
+        where = [msg("text.unrecognised.first", when=(u.first_seen or "-")[:19]),
+                 msg("text.unrecognised.last", when=(u.last_seen or "-")[:19])]
+        if u.nodes:
+            where.append(", ".join(u.nodes[:4]) + (" …" if len(u.nodes) > 4 else ""))
+        if u.ranks:
             where.append(msg("text.unrecognised.ranks",
-                             ranks=",".join(map(str, u["ranks"][:8])) + ("…" if len(u["ranks"]) > 8 else "")))
-        ex = u["example"]
-        example = Text(msg("text.unrecognised.example", where=f"{clean(ex['file'])}:{ex['line']}") + " ", style="dim")
-        example.append(clean(ex["text"])[:SIGNATURE_CHARS])
+                             ranks=",".join(map(str, u.ranks[:8])) + ("…" if len(u.ranks) > 8 else "")))
+        ex = u.example
+        example = Text(msg("text.unrecognised.example", where=f"{clean(ex.file)}:{ex.line}") + " ", style="dim")
+        example.append(clean(ex.text)[:SIGNATURE_CHARS])
         body = Group(Hanging(signature, 0, 0), Hanging(Text(" · ".join(clean(w) for w in where), style="dim"), 0, 2),
                      Hanging(example, 0, 4))
-        grid.add_row(f" {i}.", f"{u['count']:,}×", body)
+        grid.add_row(f" {i}.", f"{u.count:,}×", body)
     parts: list = [head, grid]
     if more:
         parts.append(Text("  " + msg("text.unrecognised.more", n=more)))

@@ -5,6 +5,7 @@ report lists those with their reasons). Texts from the message catalog (``[triag
 from __future__ import annotations
 
 from diagnose.messages import Messages
+from diagnose.model import SuppressedFinding
 
 
 def triage_note(report, msg: Messages) -> str | None:
@@ -14,7 +15,7 @@ def triage_note(report, msg: Messages) -> str | None:
         parts.append(msg("triage.baseline", new=new, known=len(report.findings) - new))
     suppressed = getattr(report, "suppressed", None) or []
     if suppressed:
-        findings = sum(1 for s in suppressed if s.get("kind") == "finding")
+        findings = sum(1 for s in suppressed if isinstance(s, SuppressedFinding))
         signatures = len(suppressed) - findings
         what = [msg("triage.findings", n=findings)] if findings else []
         what += [msg("triage.signatures", n=signatures)] if signatures else []

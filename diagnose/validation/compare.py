@@ -9,7 +9,8 @@ from typing import Any
 
 import polars as pl
 
-from diagnose.model import InputFile, conform_records
+from diagnose.model import Comparison, InputFile, conform_records, note
+from diagnose.model.derived import add as add_origins
 from diagnose.parsers.kinds import validation_facts as comparison
 from diagnose.parsers.lineframe import FileContext, lines_frame
 from diagnose.validation.baseline import load_baseline
@@ -182,19 +183,17 @@ def apply_validation(parsed, baseline_path: str | None, read_run=None) -> tuple[
     lines = [line for line, _ in placed]
     extra_signals = []
     if len(lines) > 1:
-        from diagnose.analysis import provenance
-
         ctx = FileContext(path=VIRTUAL_FILE, node=None, kind=comparison.KIND, mtime=None)
         recs, sigs = comparison.parse(lines_frame(lines), ctx)
         parsed.records = pl.concat([parsed.records, conform_records(recs)], how="vertical_relaxed")
         extra_signals.append(sigs)
-        provenance.add(parsed.extra.setdefault("origins", {}), VIRTUAL_FILE, [origin for _, origin in placed])
+        add_origins(parsed.extra.setdefault("origins", {}), VIRTUAL_FILE, [origin for _, origin in placed])
         parsed.derived.append(InputFile(path=VIRTUAL_FILE, kind=comparison.KIND, lines=len(lines) - 1,
                                         bytes=sum(len(x.encode()) + 1 for x in lines),
-                                        note="derived by the comparison with --baseline"))
+                                        note=note("comparison")))
     if extra_signals:
         parsed.signals = pl.concat([parsed.signals, *extra_signals], how="vertical_relaxed")
-    table = [{k: v for k, v in r.items() if k not in ("file", "line")} for r in rows]
+    table = [Comparison(**{k: v for k, v in r.items() if k not in ("file", "line")}) for r in rows]
     return parsed, table
 
 

@@ -22,6 +22,7 @@ import polars as pl
 
 from diagnose.knowledge.code_tables import CodeFamily, builtin_codes_dir, classify, load_families
 from diagnose.engine.match import Match
+from diagnose.messages import LANGS, Localized
 from diagnose.engine.match_kinds.base import Context, Hit, MatchKind
 
 FIELDS = {"family": ("str", "an error-code table under knowledge/codes/ (cann, acl, hccl, mindie, torch_npu)")}
@@ -108,14 +109,14 @@ def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | N
         hits = events.select("file", "line", "source", "node", "ts", "rank", "event",
                              pl.col("proc").alias("engine"), pl.lit(None, pl.Float64).alias("value"),
                              pl.col("message").alias("vtext"))
-        meaning = entry.meaning.get(lang) or entry.meaning["en"]
         generic = known is None or known.generic
-        title = f"{fam.title.get(lang) or fam.title['en']} {value}: {_short(meaning)}"
-        facts = {"code": value, "meaning": meaning, "family": fam.family,
+        title = {la: f"{fam.title.get(la) or fam.title['en']} {value}: {_short(entry.meaning.get(la) or entry.meaning['en'])}"
+                 for la in LANGS}
+        facts = {"code": value, "meaning": Localized(dict(entry.meaning)), "family": fam.family,
                  "code_name": known.name if known else "", "listed": "yes" if known else "no"}
         out.append(Hit(hits, events.height, facts, {
-            "category": entry.category, "severity": entry.severity, "title": title,
-            "remediation": entry.next_step.get(lang) or entry.next_step["en"],
+            "category": entry.category, "severity": entry.severity, "title": Localized(title),
+            "remediation": Localized({la: entry.next_step.get(la) or entry.next_step["en"] for la in LANGS}),
             "consequence": bool(known.echo) if known else False, "generic": generic,
             "references": [entry.source] if entry.source else [],
         }))

@@ -1,6 +1,6 @@
 """The ``traceback`` match kind: Python exceptions by type, message and the frames that raised them.
 
-It reads the ``exception`` and ``exception_frames`` signals (diagnose/parsers/families/traceback.py): one pair per
+It reads the ``exception`` and ``exception_frames`` signals (diagnose/parsers/families/tracebacks.py): one pair per
 traceback, on its exception line. Tracebacks are text wherever they appear, so the rule's ``sources`` do not
 limit it. The evidence is the exception line; ``{exception}``, ``{message}``, ``{frame}`` (the innermost frame
 that matched ``frames``, else the innermost one) and the message pattern's named groups are summary fields.
@@ -16,7 +16,7 @@ import polars as pl
 
 from diagnose.engine.match import Match
 from diagnose.engine.match_kinds.base import Context, Hit, MatchKind
-from diagnose.parsers.families.traceback import EXCEPTION
+from diagnose.parsers.families.tracebacks import EXCEPTION
 
 # An exception line with its groups unnamed: the filters join it into one alternation with other patterns.
 EXCEPTION_LINE = re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(?:", EXCEPTION)
@@ -31,7 +31,7 @@ FIELDS = {"exception": ("regex", "pattern over the exception type, e.g. `KeyErro
 
 @dataclass(frozen=True)
 class TracebackMatch(Match):
-    """Python exceptions (the ``exception`` signals of parsers/families/traceback.py) by type, message and the frames
+    """Python exceptions (the ``exception`` signals of parsers/families/tracebacks.py) by type, message and the frames
     that raised them. Without ``exception``, a traceback whose exception line was lost still matches by its
     frames."""
 

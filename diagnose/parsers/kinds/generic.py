@@ -9,8 +9,8 @@ from diagnose.model import conform_records
 from diagnose.parsers.families.cann import block_signals
 from diagnose.parsers.lineframe import FileContext, code_expr, full_date_expr, group_events
 from diagnose.parsers.kind import SourceKind
-from diagnose.parsers.families.traceback import SIGNALS as TRACEBACK_SIGNALS
-from diagnose.parsers.families.traceback import EXCEPTION, exception_signals
+from diagnose.parsers.families.tracebacks import SIGNALS as TRACEBACK_SIGNALS
+from diagnose.parsers.families.tracebacks import EXCEPTION, exception_signals
 
 KIND = "unknown"
 

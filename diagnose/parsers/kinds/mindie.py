@@ -32,7 +32,7 @@ from diagnose.parsers.families import oom
 from diagnose.parsers.families.cann import HINTS as CANN_HINTS
 from diagnose.parsers.families.cann import block_signals, runtime_code_expr
 from diagnose.parsers.lineframe import FileContext, datetime_from_parts, full_date_expr, group_events
-from diagnose.parsers.families.traceback import exception_signals
+from diagnose.parsers.families.tracebacks import exception_signals
 from diagnose.parsers.kind import SourceKind
 
 KIND = "mindie"

@@ -17,7 +17,7 @@ from diagnose.scan.fastregex import dfa_safe
 from diagnose.model import conform_records
 from diagnose.parsers.families.cann import HINTS as CANN_HINTS
 from diagnose.parsers.families.cann import block_signals
-from diagnose.parsers.families.traceback import exception_signals
+from diagnose.parsers.families.tracebacks import exception_signals
 from diagnose.parsers.lineframe import (
     PLACEHOLDER_YEAR,
     FileContext,

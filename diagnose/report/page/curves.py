@@ -39,27 +39,15 @@ def downsample(xs: list, ys: list, max_points: int) -> tuple[list, list]:
     return [xs[i] for i in idx], [ys[i] for i in idx]
 
 
-def thresholds(catalog, findings: list[Finding]) -> dict[str, list[dict]]:
-    """signal -> [{rule, value, op, fired, plain}] from the threshold rules' [match] tables (plain: the value
-    alone decides, no `also` conditions on other signals and no engine filter)."""
-    if catalog is None:
-        try:
-            from diagnose.engine import builtin_rules_dir, load_rules
-
-            catalog, _ = load_rules([builtin_rules_dir()])
-        except Exception:  # noqa: BLE001 - no thresholds is better than no page
-            catalog = []
-    fired = {f.rule_id for f in findings}
+def thresholds(report: Report) -> dict[str, list[dict]]:
+    """signal -> [{rule, value, op, fired, plain}] from the threshold rules that ran (plain: the value alone
+    decides, no `also` conditions on other signals and no engine filter)."""
+    fired = {f.rule_id for f in report.findings}
     out: dict[str, list[dict]] = {}
-    for rule in catalog:
-        m = getattr(rule, "match", None)
-        if getattr(m, "kind", None) != "threshold":
-            continue
-        for op in ("above", "below"):
-            if getattr(m, op) is not None:
-                out.setdefault(m.signal, []).append(
-                    {"rule": rule.id, "value": float(getattr(m, op)), "op": op, "fired": rule.id in fired,
-                     "plain": not m.also and m.engine_regex is None})
+    for rule in report.rules_checked:
+        for th in rule.thresholds:
+            out.setdefault(th.signal, []).append(
+                {"rule": rule.id, "value": th.value, "op": th.op, "fired": rule.id in fired, "plain": th.plain})
     return out
 
 

@@ -8,7 +8,6 @@ from diagnose.model import Finding, Report
 from diagnose.report.page.kit import e
 from diagnose.report.page.markup import fmt_time, inline, reference
 from diagnose.report.page.timeline import SEVERITY_COLOR
-from diagnose.report.reasons import input_note, skip_reason
 
 MAX_UNRECOGNISED_EXAMPLE = 400
 
@@ -35,7 +34,7 @@ def root_box(report: Report, msg: Messages) -> str:
         located.append(e(msg("page.see_line", file=f.evidence[0].file, line=f.evidence[0].line)))
     located.append(f"<a href=\"#finding-1\">{e(msg('page.more'))}</a>")
     return (f"<div class=\"root\" id=\"root-cause\"><h2>{e(msg('page.root'))}: {sev(f.severity, msg)} "
-            f"{e(f.rule_id)} {inline(f.title)}</h2><p class=\"summary\">{inline(f.summary)}</p>"
+            f"{e(f.rule_id)} {inline(msg.say(f.title))}</h2><p class=\"summary\">{inline(msg.say(f.summary))}</p>"
             f"<div class=\"meta\">{_meta(located)}</div></div>")
 
 
@@ -46,7 +45,7 @@ def findings_table(findings: list[Finding], msg: Messages) -> str:
     for i, f in enumerate(findings, 1):
         caused = f" ← {e(f.caused_by)}" if f.caused_by else ""
         out.append(f"<tr><td>{i}</td><td>{sev(f.severity, msg)}</td><td><a href=\"#finding-{i}\">{e(f.rule_id)}</a></td>"
-                   f"<td>{e(msg.category(f.category))}</td><td>{inline(f.title)}{caused}</td><td>{e(f.count)}</td>"
+                   f"<td>{e(msg.category(f.category))}</td><td>{inline(msg.say(f.title))}{caused}</td><td>{e(f.count)}</td>"
                    f"<td>{e(where(f) or '-')}</td><td>{e(fmt_time(f.first_seen) or '-')}</td></tr>")
     out.append("</table>")
     return "\n".join(out)
@@ -59,9 +58,9 @@ def finding_details(i: int, f: Finding, max_evidence: int, notes: list[str], msg
     if f.last_seen is not None and f.last_seen != f.first_seen:
         meta.append(e(msg("page.last_seen", when=fmt_time(f.last_seen))))
     out = [f"<div class=\"finding{' first' if i == 1 else ''}\" id=\"finding-{i}\">",
-           f"<h3>{i}. {sev(f.severity, msg)} {e(f.rule_id)} {e(f.name)}: {inline(f.title)}</h3>",
+           f"<h3>{i}. {sev(f.severity, msg)} {e(f.rule_id)} {e(f.name)}: {inline(msg.say(f.title))}</h3>",
            f"<div class=\"meta\">{_meta(meta)}</div>",
-           f"<p class=\"summary\">{inline(f.summary)}</p>"]
+           f"<p class=\"summary\">{inline(msg.say(f.summary))}</p>"]
     if f.caused_by:
         out.append(f"<p><i>{e(msg('page.caused_by', rule=f.caused_by))}</i></p>")
     if f.evidence:
@@ -73,8 +72,9 @@ def finding_details(i: int, f: Finding, max_evidence: int, notes: list[str], msg
             more = len(f.evidence) - max_evidence
             out.append(f"<div class=\"note\">{e(msg('page.more_evidence', n=more))}</div>")
             notes.append(msg("page.notes.evidence", rule=f.rule_id, n=more))
-    if f.remediation:
-        out.append(f"<b>{e(msg('page.fix'))}</b><div class=\"fix\">{_markdown(f.remediation)}</div>")
+    remediation = msg.say(f.remediation)
+    if remediation:
+        out.append(f"<b>{e(msg('page.fix'))}</b><div class=\"fix\">{_markdown(remediation)}</div>")
     if f.references:
         out.append(f"<div class=\"meta refs\">{e(msg('page.refs'))}: "
                    + " · ".join(reference(r) for r in f.references) + "</div>")
@@ -93,27 +93,27 @@ def _markdown(text: str) -> str:
 
 def unrecognised(report: Report, msg: Messages) -> str:
     """Errors no rule explains, by signature: the dots of the timeline that no finding accounts for."""
-    items = getattr(report, "unrecognised", None) or []
-    more = getattr(report, "unrecognised_more", 0) or 0
+    items = report.unrecognised
+    more = report.unrecognised_more or 0
     out = [f"<h2 id=\"unrecognised\">{e(msg('page.unrecognised.title'))}</h2>",
            f"<p class=\"meta\">{e(msg('page.unrecognised.intro', n=len(items) + more))}</p>"]
-    new = getattr(report, "unrecognised_new", None)
+    new = report.unrecognised_new
     if new is not None:
         out.append(f"<p><b>{e(msg('page.unrecognised.new', n=new))}</b></p>")
     cols = ("num", "count", "signature", "first", "last", "where", "example")
     out.append("<table id=\"unrecognised-table\"><tr>"
                + "".join(f"<th>{e(msg('page.unrecognised.col.' + c))}</th>" for c in cols) + "</tr>")
     for i, u in enumerate(items, 1):
-        place = ", ".join(u["nodes"][:4]) + (" …" if len(u["nodes"]) > 4 else "")
-        if u["ranks"]:
-            place += (" " if place else "") + msg("page.timeline.rank", rank=",".join(map(str, u["ranks"][:8]))) \
-                + ("…" if len(u["ranks"]) > 8 else "")
-        ex = u.get("example") or {}
-        mark = f" <b>{e(msg('page.unrecognised.new_mark'))}</b>" if u.get("new") else ""
-        out.append(f"<tr id=\"unrecognised-{i}\"><td>{i}</td><td>{e(u['count'])}</td><td><code>{e(u['signature'][:300])}</code>"
-                   f"{mark}</td><td>{e((u['first_seen'] or '-')[:19])}</td><td>{e((u['last_seen'] or '-')[:19])}</td>"
-                   f"<td>{e(place or '-')}</td><td class=\"ev\"><span class=\"loc\">{e(ex.get('file'))}:{e(ex.get('line'))}:"
-                   f"</span> {e((ex.get('text') or '')[:MAX_UNRECOGNISED_EXAMPLE])}</td></tr>")
+        place = ", ".join(u.nodes[:4]) + (" …" if len(u.nodes) > 4 else "")
+        if u.ranks:
+            place += (" " if place else "") + msg("page.timeline.rank", rank=",".join(map(str, u.ranks[:8]))) \
+                + ("…" if len(u.ranks) > 8 else "")
+        ex = u.example
+        mark = f" <b>{e(msg('page.unrecognised.new_mark'))}</b>" if u.new is True else ""
+        out.append(f"<tr id=\"unrecognised-{i}\"><td>{i}</td><td>{e(u.count)}</td><td><code>{e(u.signature[:300])}</code>"
+                   f"{mark}</td><td>{e((u.first_seen or '-')[:19])}</td><td>{e((u.last_seen or '-')[:19])}</td>"
+                   f"<td>{e(place or '-')}</td><td class=\"ev\"><span class=\"loc\">{e(ex.file)}:{e(ex.line)}:"
+                   f"</span> {e((ex.text or '')[:MAX_UNRECOGNISED_EXAMPLE])}</td></tr>")
     out.append("</table>")
     if more:
         out.append(f"<div class=\"note\">{e(msg('page.unrecognised.more', n=more))}</div>")
@@ -123,7 +123,7 @@ def unrecognised(report: Report, msg: Messages) -> str:
 
 def skipped(report: Report, msg: Messages) -> str:
     out = [f"<h2 id=\"skipped\">{e(msg('page.skipped', n=len(report.skipped)))}</h2><ul>"
-           + "".join(f"<li>{e(s.path)}: {e(skip_reason(s.reason, msg))}</li>" for s in report.skipped[:200]) + "</ul>"]
+           + "".join(f"<li>{e(s.path)}: {e(msg.say(s.reason))}</li>" for s in report.skipped[:200]) + "</ul>"]
     if len(report.skipped) > 200:
         out.append(f"<div class=\"note\">{e(msg('page.more_skipped', n=len(report.skipped) - 200))}</div>")
     return "\n".join(out)
@@ -140,6 +140,6 @@ def inputs(report: Report, msg: Messages) -> str:
             f"{e(msg('page.files', n=len(report.inputs)))}</summary><table><tr>"
             + "".join(f"<th>{e(msg('page.input_col.' + c))}</th>" for c in cols) + "</tr>"
             + "".join(f"<tr><td>{e(i.path)}</td><td>{e(i.kind)}</td><td>{e(i.node or '')}</td>"
-                      f"<td>{i.lines}</td><td>{i.raw_lines}</td><td>{e(input_note(i.note, msg))}</td></tr>"
+                      f"<td>{i.lines}</td><td>{i.raw_lines}</td><td>{e(msg.say(i.note))}</td></tr>"
                       for i in report.inputs[:2000])
             + "</table></details>")

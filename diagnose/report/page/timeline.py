@@ -37,12 +37,12 @@ def _label_px(text: str, root: bool) -> float:
 
 def _unrecognised_index(frame: pl.DataFrame, report: Report) -> pl.DataFrame:
     """``_uno``: the number (1-based) of the Unrecognised errors entry whose signature a row's message has."""
-    items = getattr(report, "unrecognised", None) or []
+    items = report.unrecognised
     if not items or frame.height == 0:
         return frame.with_columns(_uno=pl.lit(None, pl.Int32))
-    from diagnose.analysis.signatures import mask
+    from diagnose.knowledge.masks import mask
 
-    sigs = pl.DataFrame({"_sig": [u["signature"] for u in items], "_uno": list(range(1, len(items) + 1))},
+    sigs = pl.DataFrame({"_sig": [u.signature for u in items], "_uno": list(range(1, len(items) + 1))},
                         schema={"_sig": pl.String, "_uno": pl.Int32}).unique("_sig", keep="first")
     with_sig = frame.with_columns(_sig=mask(pl.col("message").fill_null("")))
     return with_sig.join(sigs, on="_sig", how="left", maintain_order="left").drop("_sig")
@@ -162,7 +162,7 @@ def timeline_figure(report: Report, msg: Messages, max_marks: int, notes: list[s
             name=msg("page.timeline.finding"), meta={"kind": "findings", "rules": [m["rule"] for m in others]},
             marker={"symbol": "diamond", "size": 13, "color": [SEVERITY_COLOR[m["f"].severity] for m in others],
                     "line": {"color": "black", "width": 1}},
-            hovertext=[e(f"#{m['i'] + 1} {m['rule']} {m['f'].title}")
+            hovertext=[e(f"#{m['i'] + 1} {m['rule']} {msg.say(m['f'].title)}")
                        + ("<br>" + e(msg("page.timeline.caused_by", rule=m["f"].caused_by)) if m["f"].caused_by else "")
                        for m in others],
             hoverinfo="x+text",
@@ -175,7 +175,7 @@ def timeline_figure(report: Report, msg: Messages, max_marks: int, notes: list[s
             x=[t], y=[root["lane"]], mode="markers", name=msg("page.timeline.root"),
             meta={"kind": "root", "rule": f.rule_id},
             marker={"symbol": "star", "size": 22, "color": "#ff7f0e", "line": {"color": "black", "width": 1.5}},
-            hovertext=[e(msg("page.timeline.root_hover", rule=f.rule_id, title=f.title))], hoverinfo="x+text",
+            hovertext=[e(msg("page.timeline.root_hover", rule=f.rule_id, title=msg.say(f.title)))], hoverinfo="x+text",
         ))
         shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": t, "x1": t, "y0": 0, "y1": 1,
                        "line": {"color": "#ff7f0e", "width": 2, "dash": "dot"}})

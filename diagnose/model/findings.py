@@ -1,0 +1,82 @@
+"""A finding: what a rule (or a pass) concluded, with its evidence, in facts and words said later.
+
+``title``, ``summary`` and ``remediation`` are ``Words`` (diagnose/messages.py): the rule's or the code table's
+text in every language with the values that fill it; a renderer says them in its output's language. ``facts``
+are those values (numbers, names), kept for the passes after the rules and for the JSON report's readers.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+import msgspec
+
+from diagnose.messages import Words
+
+
+class Evidence(msgspec.Struct, frozen=True):
+    file: str  # display path (archive members as archive.tgz!member)
+    line: int  # 1-based, as grep -n counts
+    text: str  # the line as read
+
+
+class Finding(msgspec.Struct):
+    rule_id: str
+    name: str
+    category: str
+    severity: str
+    title: Words
+    summary: Words
+    count: int
+    first_seen: datetime | None
+    last_seen: datetime | None
+    nodes: list[str]
+    ranks: list[int]
+    evidence: list[Evidence]
+    remediation: Words
+    references: list[str]
+    caused_by: str | None = None  # rule id of the finding this one is a consequence of
+    fingerprint: str | None = None  # stable across runs (diagnose/analysis/fingerprint.py): findings baselines, SARIF
+    baseline_state: str | msgspec.UnsetType = msgspec.UNSET  # with a findings baseline: "new" or "known"
+    # Not in the JSON report (``INTERNAL``): what the passes after the rules need.
+    consequence: bool = False  # the rule describes an echo of another failure (engine death, timeouts)
+    facts: dict[str, Any] = msgspec.field(default_factory=dict)  # the values behind the summary
+    generic: bool = False  # says only the family of a failure (an unlisted or "inner error" code): ranked after specific ones
+
+    INTERNAL: ClassVar[tuple[str, ...]] = ("consequence", "facts", "generic")
+
+    def short_where(self, sep: str = ",") -> str:
+        """A few nodes and ranks for a table cell (``node-0,node-1 rank 0,8,13``); empty when unknown."""
+        parts = []
+        if self.nodes:
+            parts.append(sep.join(self.nodes[:3]) + ("…" if len(self.nodes) > 3 else ""))
+        if self.ranks:
+            parts.append("rank " + ",".join(map(str, self.ranks[:4])) + ("…" if len(self.ranks) > 4 else ""))
+        return " ".join(parts)
+
+
+class Threshold(msgspec.Struct, frozen=True):
+    """A threshold rule's line on a signal (the incident page draws it)."""
+
+    rule_id: str
+    signal: str
+    value: float
+    op: str  # above | below
+    plain: bool  # the value alone decides: no `also` conditions on other signals, no engine filter
+
+
+class RuleInfo(msgspec.Struct, frozen=True):
+    """What the renderers need of a rule that ran: its identity and texts in every language, where it points
+    readers, and its thresholds."""
+
+    id: str
+    name: str
+    category: str
+    severity: str
+    title: dict[str, str]
+    description: dict[str, str]
+    remediation: dict[str, str]
+    references: list[str]
+    path: str
+    thresholds: list[Threshold] = msgspec.field(default_factory=list)
