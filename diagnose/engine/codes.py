@@ -9,7 +9,8 @@ A line that another rule already explains (its hits: every matching event of a p
 of the others) gives no code finding; that rule knows more. One finding per distinct code; a code that the
 table marks ``echo`` (a timeout on a rank that waited for a stuck peer) is a consequence; a code that only
 names its class, or an "inner error" that says "read the lines that follow", is ``generic`` and ranks after
-specific findings of the same severity.
+specific findings of the same severity. A hardware fault event the table lists with MindCluster's handling level
+(``handling``) says so in its meaning, and its next step starts with what that level asks for.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import polars as pl
 
 from diagnose.knowledge.code_tables import CodeFamily, builtin_codes_dir, classify, load_families
 from diagnose.engine.match import CodeMatch
+from diagnose.messages import messages
 
 _CACHE: dict[str, dict[str, CodeFamily]] = {}
 
@@ -74,6 +76,8 @@ def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | N
     if explained is not None and explained.height:
         cand = cand.join(explained, on=["file", "event"], how="anti")
     code = pl.coalesce([pl.col("message").str.extract_groups(r.regex).struct.field("code") for r in fam.recognisers])
+    if fam.case_insensitive:
+        code = code.str.to_uppercase()
     cand = cand.with_columns(_code=code).filter(pl.col("_code").is_not_null())
     if cand.height == 0:
         return []
@@ -87,13 +91,20 @@ def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | N
                              pl.col("proc").alias("engine"), pl.lit(None, pl.Float64).alias("value"),
                              pl.col("message").alias("vtext"))
         meaning = entry.meaning.get(lang) or entry.meaning["en"]
+        remediation = entry.next_step.get(lang) or entry.next_step["en"]
         generic = known is None or known.generic
         title = f"{fam.title.get(lang) or fam.title['en']} {value}: {_short(meaning)}"
+        handling = known.handling if known else ""
+        if handling:
+            msg = messages(lang)
+            meaning = f"{meaning} {msg(f'code_handling.{handling}')}"
+            remediation = f"{msg(f'code_handling.next.{handling}')} {remediation}"
         facts = {"code": value, "meaning": meaning, "family": fam.family,
-                 "code_name": known.name if known else "", "listed": "yes" if known else "no"}
+                 "code_name": known.name if known else "", "listed": "yes" if known else "no",
+                 "handling": handling or "-"}
         out.append(CodeHit(hits, events.height, facts, {
             "category": entry.category, "severity": entry.severity, "title": title,
-            "remediation": entry.next_step.get(lang) or entry.next_step["en"],
+            "remediation": remediation,
             "consequence": bool(known.echo) if known else False, "generic": generic,
             "references": [entry.source] if entry.source else [],
         }))
