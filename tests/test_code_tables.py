@@ -16,6 +16,7 @@ from diagnose.knowledge.code_tables import (
     find_codes,
     load_families,
     load_family,
+    HANDLING,
 )
 from diagnose.engine.rulefile import builtin_rules_dir
 from conftest import run_json
@@ -26,7 +27,7 @@ RECOGNISERS = [(name, i) for name, fam in FAMILIES.items() for i in range(len(fa
 
 def test_builtin_tables_load_and_live_in_the_knowledge_folder():
     assert builtin_codes_dir() == builtin_rules_dir().parent / "knowledge" / "codes"
-    assert set(FAMILIES) == {"cann", "acl", "hccl", "mindie", "torch_npu"}
+    assert set(FAMILIES) == {"cann", "acl", "hccl", "mindie", "torch_npu", "fault_event"}
     for fam in FAMILIES.values():
         assert fam.title["en"] and fam.title["zh"] and fam.sources and fam.classes
 
@@ -70,6 +71,11 @@ def test_recogniser_finds_its_example_and_not_its_near_miss(family, index):
      "ERR02200", "dist-hccl"),
     ("torch_npu", "[ERROR] 2025-12-29-03:16:15 (PID:749, Device:-1, RankID:-1) ERR99999 UNKNOWN applicaiton exception",
      "ERR99999", "unknown-application-exception"),
+    ("fault_event", "[ERROR] DRV(3051,dmp_daemon):2026-03-02-11:20:41.118.902 [fault_manager] event_id: [0x80e01809], "
+                    "device_id: 5", "80E01809", "multi-bit-ecc-errors-occur-hbm-patrol"),
+    ("fault_event", "hwlog FaultFrequency detected, event id: 80e18005, logic id: 2, fault occurred times: 3",
+     "80E18005", "hbmc-parity-error"),
+    ("fault_event", "report NPU hang fault, logicID=4, faultCode=0x200001002", "200001002", "npu-hang"),
 ])
 def test_listed_code_on_a_line_is_classified_to_its_entry(family, line, code, name):
     fam = FAMILIES[family]
@@ -91,6 +97,8 @@ def test_listed_code_on_a_line_is_classified_to_its_entry(family, line, code, na
     ("mindie", "MIE04E030101", "config"), ("mindie", "MIE05E010017", "kv-cache"),
     ("mindie", "MIE03E100109", "communication"), ("mindie", "MIE04W01020B", "engine"),
     ("torch_npu", "ERR02999", "communication"), ("torch_npu", "ERR04999", "performance"),
+    ("fault_event", "80C9FFF1", "device"), ("fault_event", "81AFFFF0", "communication"),
+    ("fault_event", "220009999", "communication"), ("fault_event", "7E000001", "device"),
     ("torch_npu", "ERR01999", "operators"),
 ])
 def test_unlisted_code_falls_into_a_class_with_the_right_category(family, code, category):
@@ -118,6 +126,9 @@ FAMILY_NEAR_MISSES = {
              "errNo[0x0000000007010009] rtStreamSynchronize failed", "errNo[0x000000000500000b] tcp connect failed"],
     "mindie": ["MIE-04E13030A", "MIE04E13030AZ", "mie04e13030a", "MIE09E000001"],
     "torch_npu": ["ERR02200.log", "ERR_DIST ERR0220 DIST", "ERR05200 DIST", "ERR02200DIST"],
+    "fault_event": ["map bar at 0x80000000 size 0x80C98000", "segfault at 80e18008 ip 00007f3a2b1c9e40",
+                    "event id: 20260302 processed", "faultCode=0x80000000ff", "fault code 123", "fault_code: 0x12345678",
+                    "event_id: [0x80e0180]", "2026-03-02T11:21:07 80E18008 20260302"],
 }
 
 
@@ -287,3 +298,58 @@ def test_a_generic_wrapper_code_ranks_below_the_code_it_wraps(tmp_path):
     assert "CODE005" in ids and ids[0] != "CODE005", ids
     assert all(f.get("caused_by") != "CODE005" for f in report["findings"])
     assert report["verdict"]["rule_id"] != "CODE005"
+
+
+# ---- hardware fault events: MindCluster's handling levels ---------------------------------------------------------
+
+def test_every_chip_fault_code_of_mindcluster_has_its_handling_level():
+    fam = FAMILIES["fault_event"]
+    levels = {c.handling for c in fam.codes.values()}
+    assert levels - {""} == set(HANDLING)  # every level is used
+    # a few codes from each list of faultCode.json, with the level the file gives them
+    for code, level in [("80E21007", "NotHandleFault"), ("80C98008", "RestartRequest"), ("8C204E00", "RestartBusiness"),
+                        ("8C0E4E00", "FreeRestartNPU"), ("8C03A000", "RestartNPU"), ("80E3A201", "SeparateNPU"),
+                        ("8118043C", "PreSeparateNPU"), ("81A3880C", "SubHealthFault"), ("110001024", "PreSeparateNPU")]:
+        assert fam.codes[code].handling == level, code
+    # listed under two levels in the file: the more severe one applies
+    assert fam.codes["A2301001"].handling == "SeparateNPU"
+    assert sum(1 for c in fam.codes.values() if c.handling) >= 800
+    # the level decides the severity: a fault MindCluster does not handle never fails a run by itself
+    assert all(c.severity == "info" for c in fam.codes.values() if c.handling == "NotHandleFault")
+    assert all(c.severity == "critical" for c in fam.codes.values() if c.handling in ("RestartNPU", "SeparateNPU"))
+
+
+def test_fault_events_are_found_in_any_case_and_reported_in_upper_case():
+    fam = FAMILIES["fault_event"]
+    assert find_codes(fam, "Event id=0x80c78008") == ["80C78008"]
+    assert find_codes(fam, '{"fault_code":"80E18008,80C98000","fault_handling":"RestartNPU"}') == ["80E18008", "80C98000"]
+    known, _ = classify(fam, "80c98000")
+    assert known is not None and known.code == "80C98000"
+
+
+def test_a_fault_event_finding_says_its_handling_level(tmp_path):
+    log = tmp_path / "device-os_20260302112041.log"
+    log.write_text("[ERROR] DRV(3051,dmp_daemon):2026-03-02-11:20:41.118.902 [fault_manager] event_id: [0x80e18008], "
+                   "device_id: 5, severity: 3\n", encoding="utf-8")
+    _, report = run_json(str(log))
+    (finding,) = [f for f in report["findings"] if f["rule_id"] == "CODE006"]
+    assert finding["severity"] == "critical" and finding["category"] == "device"
+    assert "MindCluster handles this code at level RestartNPU" in finding["summary"]
+    assert finding["remediation"].startswith("Stop the work on the chip, reset it")
+    _, report = run_json(str(log), "--lang", "zh")
+    (finding,) = [f for f in report["findings"] if f["rule_id"] == "CODE006"]
+    assert "处理级别为 RestartNPU" in finding["summary"]
+
+
+def test_handling_and_case_fields_are_validated(tmp_path):
+    bad = VALID.replace('echo = false', 'echo = false\nhandling = "Reboot"')
+    path, errors = _errors(tmp_path, bad)
+    assert any(e.startswith(f"{path}: code[0].handling: 'Reboot' is not one of NotHandleFault") for e in errors), errors
+    folder, _ = _write(tmp_path, VALID.replace('echo = false', 'echo = false\nhandling = "RestartNPU"\nmessage = "oops %s"'))
+    (fam,) = load_families(folder)
+    assert fam.codes["DM042"].handling == "RestartNPU" and fam.codes["DM042"].message == "oops %s"
+    path, errors = _errors(tmp_path, 'case_insensitive = "yes"\n' + VALID)
+    assert f"{path}: case_insensitive: must be true or false" in errors
+    lower = ('case_insensitive = true\n' + VALID).replace("(?P<code>DM[0-9]{3})", "(?P<code>[Dd][Mm][0-9]{3})")
+    path, errors = _errors(tmp_path, lower.replace('code = "DM042"', 'code = "dm042"'))
+    assert f"{path}: code[0].code: 'dm042' must be written in upper case (the family is case_insensitive)" in errors

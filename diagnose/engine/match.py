@@ -53,7 +53,7 @@ SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
                 "missing": ("selector", "what is expected with it and never seen (required)"),
                 "require": ("selector", "fire only where this is seen too"),
                 "scope": ("scope", "bundle (default), node or file: where `missing` is looked for")},
-    "code": {"family": ("str", "an error-code table under knowledge/codes/ (cann, acl, hccl, mindie, torch_npu)")},
+    "code": {"family": ("str", "an error-code table under knowledge/codes/ (cann, acl, hccl, mindie, torch_npu, fault_event)")},
     "traceback": {"exception": ("regex", "pattern over the exception type, e.g. `KeyError$` (dotted names too)"),
                   "message": ("regex", "pattern over the exception's message; named groups become summary fields"),
                   "not_message": ("regex", "the message must not match"),

@@ -261,7 +261,7 @@ def _cross_check(ck: _Checker, fam: CodeFamily) -> None:
         for code in map(fam.normal, found):
             if not any(re.search(c.code_regex, code) for c in fam.classes):
                 ck.err(f"recognise[{i}].example", f"code {code!r} falls into no class")
-    groups = [f"^(?:{_code_group(r.regex)})$" for r in fam.recognisers]
+    groups = [f"{'(?i)' if fam.case_insensitive else ''}^(?:{_code_group(r.regex)})$" for r in fam.recognisers]
     for i, code in enumerate(fam.codes):
         if code != fam.normal(code):
             ck.err(f"code[{i}].code", f"{code!r} must be written in upper case (the family is case_insensitive)")
