@@ -87,7 +87,7 @@ def test_listed_code_on_a_line_is_classified_to_its_entry(family, line, code, na
 
 @pytest.mark.parametrize(("family", "code", "category"), [
     ("cann", "EI0099", "communication"), ("cann", "EJ0042", "communication"), ("cann", "EL0042", "device"),
-    ("cann", "EE3333", "device"), ("cann", "EZ4321", "operators"), ("cann", "EO9999", "quantization"),
+    ("cann", "EE3333", "device"), ("cann", "EZ4321", "operators"), ("cann", "EO0099", "quantization"),
     ("cann", "E19001", "engine"), ("cann", "EX0001", "engine"),
     ("acl", "507999", "device"), ("acl", "507058", "device"), ("acl", "207099", "memory"),
     ("acl", "161099", "operators"), ("acl", "561999", "operators"), ("acl", "100099", "config"),
@@ -96,10 +96,10 @@ def test_listed_code_on_a_line_is_classified_to_its_entry(family, line, code, na
     ("mindie", "MIE04E130201", "engine"), ("mindie", "MIE05E01021B", "communication"),
     ("mindie", "MIE04E030101", "config"), ("mindie", "MIE05E010017", "kv-cache"),
     ("mindie", "MIE03E100109", "communication"), ("mindie", "MIE04W01020B", "engine"),
-    ("torch_npu", "ERR02999", "communication"), ("torch_npu", "ERR04999", "performance"),
+    ("torch_npu", "ERR02013", "communication"), ("torch_npu", "ERR04013", "performance"),
     ("fault_event", "80C9FFF1", "device"), ("fault_event", "81AFFFF0", "communication"),
     ("fault_event", "220009999", "communication"), ("fault_event", "7E000001", "device"),
-    ("torch_npu", "ERR01999", "operators"),
+    ("torch_npu", "ERR01013", "operators"),
 ])
 def test_unlisted_code_falls_into_a_class_with_the_right_category(family, code, category):
     fam = FAMILIES[family]
@@ -298,6 +298,26 @@ def test_a_generic_wrapper_code_ranks_below_the_code_it_wraps(tmp_path):
     assert "CODE005" in ids and ids[0] != "CODE005", ids
     assert all(f.get("caused_by") != "CODE005" for f in report["findings"])
     assert report["verdict"]["rule_id"] != "CODE005"
+    # the wrapper takes the category of what it wraps: the stream timeout (communication), not its own (engine)
+    (wrapper,) = [f for f in report["findings"] if f["rule_id"] == "CODE005"]
+    assert wrapper["category"] == FAMILIES["cann"].codes["EE1002"].category == "communication"
+
+
+def test_a_wrapper_alone_keeps_its_own_category(tmp_path):
+    log = tmp_path / "worker.log"
+    log.write_text("[ERROR] 2024-09-26-16:06:40 (PID:1200, Device:0, RankID:0) ERR00100 PTA call acl api failed\n"
+                   + "".join(f"INFO step {i} done\n" for i in range(40))
+                   + "RuntimeError: ACL stream synchronize failed, error code:507046\n", encoding="utf-8")
+    _, report = run_json(str(log))
+    (wrapper,) = [f for f in report["findings"] if f["rule_id"] == "CODE005"]
+    assert wrapper["category"] == FAMILIES["torch_npu"].codes["ERR00100"].category  # 507046 is 41 lines away
+
+
+@pytest.mark.parametrize("code", ["EE9999", "EZ9999", "E19999", "EI9999", "EL9999", "EH9999", "ERR00100", "ERR99999",
+                                  "ERR02200", "ERR01999"])
+def test_inner_errors_and_wrappers_are_generic(code):
+    family = "torch_npu" if code.startswith("ERR") else "cann"
+    assert FAMILIES[family].codes[code].generic, code
 
 
 # ---- hardware fault events: MindCluster's handling levels ---------------------------------------------------------

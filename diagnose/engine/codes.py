@@ -9,7 +9,9 @@ A line that another rule already explains (its hits: every matching event of a p
 of the others) gives no code finding; that rule knows more. One finding per distinct code; a code that the
 table marks ``echo`` (a timeout on a rank that waited for a stuck peer) is a consequence; a code that only
 names its class, or an "inner error" that says "read the lines that follow", is ``generic`` and ranks after
-specific findings of the same severity. A hardware fault event the table lists with MindCluster's handling level
+specific findings. A generic code takes the category of what it wraps: the nearest listed, specific code of any family
+within a few lines of it, those of its own event first (`ERR00100 PTA call acl api failed` below an `EE1002` stream timeout is a
+communication finding, not an engine one). A hardware fault event the table lists with MindCluster's handling level
 (``handling``) says so in its meaning, and its next step starts with what that level asks for.
 """
 
@@ -21,11 +23,13 @@ from typing import Any
 
 import polars as pl
 
-from diagnose.knowledge.code_tables import CodeFamily, builtin_codes_dir, classify, load_families
+from diagnose.knowledge.code_tables import CodeFamily, KnownCode, builtin_codes_dir, classify, find_codes, load_families
 from diagnose.engine.match import CodeMatch
 from diagnose.messages import messages
 
 _CACHE: dict[str, dict[str, CodeFamily]] = {}
+_WRAP_LINES = 30  # how far from a generic code (in lines of its event) the code it wraps may stand
+_WRAP_HITS = 5  # how many of a generic code's events are searched for what it wraps
 
 
 def families(folder=None) -> dict[str, CodeFamily]:
@@ -66,6 +70,31 @@ def recogniser_pattern(family: str) -> str | None:
     return "|".join(f"(?:{_anonymous(r.regex)})" for r in fam.recognisers)
 
 
+def wrapped_code(records: pl.DataFrame, hits: pl.DataFrame, family: str, code: str) -> KnownCode | None:
+    """The listed, specific code (of any family) nearest to a generic code's lines, within ``_WRAP_LINES`` lines
+    of the same file, those of its own event first: what the generic code wraps, or None."""
+    near = []
+    for file, line, event in hits.select("file", "line", "event").head(_WRAP_HITS).iter_rows():
+        rows = records.filter((pl.col("file") == file)
+                              & pl.col("line").is_between(max(line - _WRAP_LINES, 0), line + _WRAP_LINES))
+        near.append(rows.select("message", other=pl.col("event").ne_missing(event),
+                                dist=(pl.col("line").cast(pl.Int64) - line).abs(), line="line"))
+    if not near:
+        return None
+    rows = pl.concat(near).drop_nulls("message").sort(["other", "dist", "line"])
+    tables = families()
+    pattern = "|".join(f"(?:{recogniser_pattern(name)})" for name in tables)
+    for message in rows.filter(pl.col("message").str.contains(pattern))["message"].to_list():
+        for fam in tables.values():
+            for found in find_codes(fam, message):
+                if (fam.family, found) == (family, code):
+                    continue
+                known, _ = classify(fam, found)
+                if known is not None and not known.generic:
+                    return known
+    return None
+
+
 def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | None, lang: str) -> list[CodeHit]:
     fam = families().get(m.family)
     if fam is None or records.height == 0:
@@ -94,6 +123,9 @@ def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | N
         remediation = entry.next_step.get(lang) or entry.next_step["en"]
         generic = known is None or known.generic
         title = f"{fam.title.get(lang) or fam.title['en']} {value}: {_short(meaning)}"
+        category = entry.category
+        if generic and (inner := wrapped_code(records, events, fam.family, value)) is not None:
+            category = inner.category
         handling = known.handling if known else ""
         if handling:
             msg = messages(lang)
@@ -103,7 +135,7 @@ def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | N
                  "code_name": known.name if known else "", "listed": "yes" if known else "no",
                  "handling": handling or "-"}
         out.append(CodeHit(hits, events.height, facts, {
-            "category": entry.category, "severity": entry.severity, "title": title,
+            "category": category, "severity": entry.severity, "title": title,
             "remediation": remediation,
             "consequence": bool(known.echo) if known else False, "generic": generic,
             "references": [entry.source] if entry.source else [],
