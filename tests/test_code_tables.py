@@ -94,7 +94,7 @@ def test_listed_code_on_a_line_is_classified_to_its_entry(family, line, code, na
     ("acl", "545999", "engine"),
     ("hccl", "25", "communication"), ("hccl", "2000", "communication"),
     ("mindie", "MIE04E130201", "engine"), ("mindie", "MIE05E01021B", "communication"),
-    ("mindie", "MIE04E030101", "config"), ("mindie", "MIE05E010017", "kv-cache"),
+    ("mindie", "MIE04E030101", "config"), ("mindie", "MIE05E010117", "kv-cache"),
     ("mindie", "MIE03E100109", "communication"), ("mindie", "MIE04W01020B", "engine"),
     ("torch_npu", "ERR02013", "communication"), ("torch_npu", "ERR04013", "performance"),
     ("fault_event", "80C9FFF1", "device"), ("fault_event", "81AFFFF0", "communication"),
