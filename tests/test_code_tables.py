@@ -373,3 +373,11 @@ def test_handling_and_case_fields_are_validated(tmp_path):
     lower = ('case_insensitive = true\n' + VALID).replace("(?P<code>DM[0-9]{3})", "(?P<code>[Dd][Mm][0-9]{3})")
     path, errors = _errors(tmp_path, lower.replace('code = "DM042"', 'code = "dm042"'))
     assert f"{path}: code[0].code: 'dm042' must be written in upper case (the family is case_insensitive)" in errors
+
+
+def test_the_trusted_load_of_the_built_in_tables_equals_the_checked_one(tmp_path, monkeypatch):
+    # the run loads the built-in tables from the cache without the field checks; the result must be the same
+    monkeypatch.setenv("DIAGNOSE_CACHE_DIR", str(tmp_path))
+    load_families(builtin_codes_dir(), check=False)  # fills the cache
+    trusted = {f.family: f for f in load_families(builtin_codes_dir(), check=False)}
+    assert trusted == FAMILIES
