@@ -34,11 +34,32 @@ def test_builtin_tables_load_and_live_in_the_knowledge_folder():
 
 def test_breadth_of_the_tables():
     counts = {name: len(fam.codes) for name, fam in FAMILIES.items()}
-    assert counts["cann"] >= 25 and counts["acl"] >= 30 and counts["mindie"] >= 12
-    assert {str(n) for n in range(25)} <= set(FAMILIES["hccl"].codes)
+    assert counts["cann"] >= 580 and counts["acl"] >= 278 and counts["mindie"] >= 246 and counts["fault_event"] >= 836
+    assert {str(n) for n in range(25)} | {"1041"} == set(FAMILIES["hccl"].codes)  # every HcclResult value
     subs, kinds = ("00", "01", "02", "03", "04"), ("001", "002", "003", "004", "005", "006", "007", "008", "009",
-                                                   "010", "011", "012", "100", "200", "300")
-    assert {f"ERR{s}{k}" for s in subs for k in kinds} | {"ERR99999"} <= set(FAMILIES["torch_npu"].codes)
+                                                   "010", "011", "012", "100", "200", "300", "999")
+    assert {f"ERR{s}{k}" for s in subs for k in kinds} | {"ERR99999"} == set(FAMILIES["torch_npu"].codes)
+    cann = FAMILIES["cann"].codes
+    # one code of each open CANN table, each with the message it prints
+    for code in ("E20001", "EE1023", "EH0014", "EZ9999", "E10001", "E19999", "EZ1013", "E70018", "EI0020", "W40011",
+                 "E68089", "EB0500", "EF2008", "EM9002", "EO0004", "EP0008", "EK0204", "EL0015", "E39011"):
+        assert code in cann, code
+    assert sum(bool(c.message) for c in cann.values()) >= 570
+    acl = FAMILIES["acl"].codes
+    for code in ("100045", "107045", "148053", "200007", "207021", "507914", "145022", "345104", "545602", "561119",
+                 "561201", "161002", "361001"):
+        assert code in acl, code
+
+
+def test_every_cann_module_letter_has_a_class():
+    letters = "IJLEHZKPOMFBUC123456789A"
+    fam = FAMILIES["cann"]
+    for letter in letters:
+        _, cls = classify(fam, f"E{letter}0042")
+        assert cls.code_regex != "^E", letter  # not the catch-all of unknown modules
+    _, cls = classify(fam, "WE0042")
+    assert cls.severity == "warning"
+    assert find_codes(fam, "W40011: [PID: 12] Failed to create disk cache directory /tmp/x.") == ["W40011"]
 
 
 @pytest.mark.parametrize(("family", "index"), RECOGNISERS)
