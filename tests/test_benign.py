@@ -42,11 +42,11 @@ def test_each_entry_matches_its_example_and_not_its_near_miss(ident):
 
 REAL_FAILURES = [
     # errors that look like the benign lines and must keep counting
-    "[ERROR] RUNTIME(983,):2026-05-12-03:50:22.272.143 [api_c.cc:1097]983 rtMemcpy:ErrCode=107030, desc=[the current "
+    "[ERROR] RUNTIME(2210,):2026-03-02-11:40:02.118.004 [api_c.cc:1097]2210 rtMemcpy:ErrCode=107030, desc=[the current "
     "capture mode does not support this operation], InnerCode=0x703001c",
-    "(RayWorkerWrapper pid=118835) ERROR 02-26 09:45:37 worker_base.py:572] halGetDeviceInfo get device type version "
-    "failed , ret:4[FUNC:Init][FILE:config_manager.cpp][LINE:61]",
-    "ERROR 05-12 11:36:01 [core_client.py:704] Engine core proc EngineCore died unexpectedly, shutting down client.",
+    "(Worker_TP3 pid=2214) ERROR 03-02 11:40:03 [worker.py:210] halGetDeviceInfo get device type version failed , "
+    "ret:4[FUNC:Init][FILE:config_manager.cpp][LINE:61]",
+    "ERROR 03-02 11:40:05 [core_client.py:704] Engine core proc EngineCore died unexpectedly, shutting down client.",
     "RuntimeError: ACL stream synchronize failed, error code:507035",
     "[ERROR] 2026-03-02-11:20:41 (PID:1402, Device:0, RankID:0) ERR02200 DIST call hccl api failed.",
     "EE1002: [PID: 1402] 2026-03-02-11:20:41.118.331 The stream sync timed out, stream_id=3, timeout=1800000ms.",
