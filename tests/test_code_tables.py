@@ -16,6 +16,7 @@ from diagnose.knowledge.code_tables import (
     find_codes,
     load_families,
     load_family,
+    HANDLING,
 )
 from diagnose.engine.rulefile import builtin_rules_dir
 from conftest import run_json
@@ -26,18 +27,39 @@ RECOGNISERS = [(name, i) for name, fam in FAMILIES.items() for i in range(len(fa
 
 def test_builtin_tables_load_and_live_in_the_knowledge_folder():
     assert builtin_codes_dir() == builtin_rules_dir().parent / "knowledge" / "codes"
-    assert set(FAMILIES) == {"cann", "acl", "hccl", "mindie", "torch_npu"}
+    assert set(FAMILIES) == {"cann", "acl", "hccl", "mindie", "torch_npu", "fault_event"}
     for fam in FAMILIES.values():
         assert fam.title["en"] and fam.title["zh"] and fam.sources and fam.classes
 
 
 def test_breadth_of_the_tables():
     counts = {name: len(fam.codes) for name, fam in FAMILIES.items()}
-    assert counts["cann"] >= 25 and counts["acl"] >= 30 and counts["mindie"] >= 12
-    assert {str(n) for n in range(25)} <= set(FAMILIES["hccl"].codes)
+    assert counts["cann"] >= 580 and counts["acl"] >= 278 and counts["mindie"] >= 246 and counts["fault_event"] >= 836
+    assert {str(n) for n in range(25)} | {"1041"} == set(FAMILIES["hccl"].codes)  # every HcclResult value
     subs, kinds = ("00", "01", "02", "03", "04"), ("001", "002", "003", "004", "005", "006", "007", "008", "009",
-                                                   "010", "011", "012", "100", "200", "300")
-    assert {f"ERR{s}{k}" for s in subs for k in kinds} | {"ERR99999"} <= set(FAMILIES["torch_npu"].codes)
+                                                   "010", "011", "012", "100", "200", "300", "999")
+    assert {f"ERR{s}{k}" for s in subs for k in kinds} | {"ERR99999"} == set(FAMILIES["torch_npu"].codes)
+    cann = FAMILIES["cann"].codes
+    # one code of each open CANN table, each with the message it prints
+    for code in ("E20001", "EE1023", "EH0014", "EZ9999", "E10001", "E19999", "EZ1013", "E70018", "EI0020", "W40011",
+                 "E68089", "EB0500", "EF2008", "EM9002", "EO0004", "EP0008", "EK0204", "EL0015", "E39011"):
+        assert code in cann, code
+    assert sum(bool(c.message) for c in cann.values()) >= 570
+    acl = FAMILIES["acl"].codes
+    for code in ("100045", "107045", "148053", "200007", "207021", "507914", "145022", "345104", "545602", "561119",
+                 "561201", "161002", "361001"):
+        assert code in acl, code
+
+
+def test_every_cann_module_letter_has_a_class():
+    letters = "IJLEHZKPOMFBUC123456789A"
+    fam = FAMILIES["cann"]
+    for letter in letters:
+        _, cls = classify(fam, f"E{letter}0042")
+        assert cls.code_regex != "^E", letter  # not the catch-all of unknown modules
+    _, cls = classify(fam, "WE0042")
+    assert cls.severity == "warning"
+    assert find_codes(fam, "W40011: [PID: 12] Failed to create disk cache directory /tmp/x.") == ["W40011"]
 
 
 @pytest.mark.parametrize(("family", "index"), RECOGNISERS)
@@ -70,6 +92,11 @@ def test_recogniser_finds_its_example_and_not_its_near_miss(family, index):
      "ERR02200", "dist-hccl"),
     ("torch_npu", "[ERROR] 2025-12-29-03:16:15 (PID:749, Device:-1, RankID:-1) ERR99999 UNKNOWN applicaiton exception",
      "ERR99999", "unknown-application-exception"),
+    ("fault_event", "[ERROR] DRV(3051,dmp_daemon):2026-03-02-11:20:41.118.902 [fault_manager] event_id: [0x80e01809], "
+                    "device_id: 5", "80E01809", "multi-bit-ecc-errors-occur-hbm-patrol"),
+    ("fault_event", "hwlog FaultFrequency detected, event id: 80e18005, logic id: 2, fault occurred times: 3",
+     "80E18005", "hbmc-parity-error"),
+    ("fault_event", "report NPU hang fault, logicID=4, faultCode=0x200001002", "200001002", "npu-hang"),
 ])
 def test_listed_code_on_a_line_is_classified_to_its_entry(family, line, code, name):
     fam = FAMILIES[family]
@@ -81,17 +108,19 @@ def test_listed_code_on_a_line_is_classified_to_its_entry(family, line, code, na
 
 @pytest.mark.parametrize(("family", "code", "category"), [
     ("cann", "EI0099", "communication"), ("cann", "EJ0042", "communication"), ("cann", "EL0042", "device"),
-    ("cann", "EE3333", "device"), ("cann", "EZ4321", "operators"), ("cann", "EO9999", "quantization"),
+    ("cann", "EE3333", "device"), ("cann", "EZ4321", "operators"), ("cann", "EO0099", "quantization"),
     ("cann", "E19001", "engine"), ("cann", "EX0001", "engine"),
     ("acl", "507999", "device"), ("acl", "507058", "device"), ("acl", "207099", "memory"),
     ("acl", "161099", "operators"), ("acl", "561999", "operators"), ("acl", "100099", "config"),
     ("acl", "545999", "engine"),
     ("hccl", "25", "communication"), ("hccl", "2000", "communication"),
     ("mindie", "MIE04E130201", "engine"), ("mindie", "MIE05E01021B", "communication"),
-    ("mindie", "MIE04E030101", "config"), ("mindie", "MIE05E010017", "kv-cache"),
+    ("mindie", "MIE04E030101", "config"), ("mindie", "MIE05E010117", "kv-cache"),
     ("mindie", "MIE03E100109", "communication"), ("mindie", "MIE04W01020B", "engine"),
-    ("torch_npu", "ERR02999", "communication"), ("torch_npu", "ERR04999", "performance"),
-    ("torch_npu", "ERR01999", "operators"),
+    ("torch_npu", "ERR02013", "communication"), ("torch_npu", "ERR04013", "performance"),
+    ("fault_event", "80C9FFF1", "device"), ("fault_event", "81AFFFF0", "communication"),
+    ("fault_event", "220009999", "communication"), ("fault_event", "7E000001", "device"),
+    ("torch_npu", "ERR01013", "operators"),
 ])
 def test_unlisted_code_falls_into_a_class_with_the_right_category(family, code, category):
     fam = FAMILIES[family]
@@ -118,6 +147,9 @@ FAMILY_NEAR_MISSES = {
              "errNo[0x0000000007010009] rtStreamSynchronize failed", "errNo[0x000000000500000b] tcp connect failed"],
     "mindie": ["MIE-04E13030A", "MIE04E13030AZ", "mie04e13030a", "MIE09E000001"],
     "torch_npu": ["ERR02200.log", "ERR_DIST ERR0220 DIST", "ERR05200 DIST", "ERR02200DIST"],
+    "fault_event": ["map bar at 0x80000000 size 0x80C98000", "segfault at 80e18008 ip 00007f3a2b1c9e40",
+                    "event id: 20260302 processed", "faultCode=0x80000000ff", "fault code 123", "fault_code: 0x12345678",
+                    "event_id: [0x80e0180]", "2026-03-02T11:21:07 80E18008 20260302"],
 }
 
 
@@ -287,3 +319,86 @@ def test_a_generic_wrapper_code_ranks_below_the_code_it_wraps(tmp_path):
     assert "CODE005" in ids and ids[0] != "CODE005", ids
     assert all(f.get("caused_by") != "CODE005" for f in report["findings"])
     assert report["verdict"]["rule_id"] != "CODE005"
+    # the wrapper takes the category of what it wraps: the stream timeout (communication), not its own (engine)
+    (wrapper,) = [f for f in report["findings"] if f["rule_id"] == "CODE005"]
+    assert wrapper["category"] == FAMILIES["cann"].codes["EE1002"].category == "communication"
+
+
+def test_a_wrapper_alone_keeps_its_own_category(tmp_path):
+    log = tmp_path / "worker.log"
+    log.write_text("[ERROR] 2024-09-26-16:06:40 (PID:1200, Device:0, RankID:0) ERR00100 PTA call acl api failed\n"
+                   + "".join(f"INFO step {i} done\n" for i in range(40))
+                   + "RuntimeError: ACL stream synchronize failed, error code:507046\n", encoding="utf-8")
+    _, report = run_json(str(log))
+    (wrapper,) = [f for f in report["findings"] if f["rule_id"] == "CODE005"]
+    assert wrapper["category"] == FAMILIES["torch_npu"].codes["ERR00100"].category  # 507046 is 41 lines away
+
+
+@pytest.mark.parametrize("code", ["EE9999", "EZ9999", "E19999", "EI9999", "EL9999", "EH9999", "ERR00100", "ERR99999",
+                                  "ERR02200", "ERR01999"])
+def test_inner_errors_and_wrappers_are_generic(code):
+    family = "torch_npu" if code.startswith("ERR") else "cann"
+    assert FAMILIES[family].codes[code].generic, code
+
+
+# ---- hardware fault events: MindCluster's handling levels ---------------------------------------------------------
+
+def test_every_chip_fault_code_of_mindcluster_has_its_handling_level():
+    fam = FAMILIES["fault_event"]
+    levels = {c.handling for c in fam.codes.values()}
+    assert levels - {""} == set(HANDLING)  # every level is used
+    # a few codes from each list of faultCode.json, with the level the file gives them
+    for code, level in [("80E21007", "NotHandleFault"), ("80C98008", "RestartRequest"), ("8C204E00", "RestartBusiness"),
+                        ("8C0E4E00", "FreeRestartNPU"), ("8C03A000", "RestartNPU"), ("80E3A201", "SeparateNPU"),
+                        ("8118043C", "PreSeparateNPU"), ("81A3880C", "SubHealthFault"), ("110001024", "PreSeparateNPU")]:
+        assert fam.codes[code].handling == level, code
+    # listed under two levels in the file: the more severe one applies
+    assert fam.codes["A2301001"].handling == "SeparateNPU"
+    assert sum(1 for c in fam.codes.values() if c.handling) >= 800
+    # the level decides the severity: a fault MindCluster does not handle never fails a run by itself
+    assert all(c.severity == "info" for c in fam.codes.values() if c.handling == "NotHandleFault")
+    assert all(c.severity == "critical" for c in fam.codes.values() if c.handling in ("RestartNPU", "SeparateNPU"))
+
+
+def test_fault_events_are_found_in_any_case_and_reported_in_upper_case():
+    fam = FAMILIES["fault_event"]
+    assert find_codes(fam, "Event id=0x80c78008") == ["80C78008"]
+    assert find_codes(fam, '{"fault_code":"80E18008,80C98000","fault_handling":"RestartNPU"}') == ["80E18008", "80C98000"]
+    known, _ = classify(fam, "80c98000")
+    assert known is not None and known.code == "80C98000"
+
+
+def test_a_fault_event_finding_says_its_handling_level(tmp_path):
+    log = tmp_path / "device-os_20260302112041.log"
+    log.write_text("[ERROR] DRV(3051,dmp_daemon):2026-03-02-11:20:41.118.902 [fault_manager] event_id: [0x80e18008], "
+                   "device_id: 5, severity: 3\n", encoding="utf-8")
+    _, report = run_json(str(log))
+    (finding,) = [f for f in report["findings"] if f["rule_id"] == "CODE006"]
+    assert finding["severity"] == "critical" and finding["category"] == "device"
+    assert "MindCluster handles this code at level RestartNPU" in finding["summary"]
+    assert finding["remediation"].startswith("Stop the work on the chip, reset it")
+    _, report = run_json(str(log), "--lang", "zh")
+    (finding,) = [f for f in report["findings"] if f["rule_id"] == "CODE006"]
+    assert "处理级别为 RestartNPU" in finding["summary"]
+
+
+def test_handling_and_case_fields_are_validated(tmp_path):
+    bad = VALID.replace('echo = false', 'echo = false\nhandling = "Reboot"')
+    path, errors = _errors(tmp_path, bad)
+    assert any(e.startswith(f"{path}: code[0].handling: 'Reboot' is not one of NotHandleFault") for e in errors), errors
+    folder, _ = _write(tmp_path, VALID.replace('echo = false', 'echo = false\nhandling = "RestartNPU"\nmessage = "oops %s"'))
+    (fam,) = load_families(folder)
+    assert fam.codes["DM042"].handling == "RestartNPU" and fam.codes["DM042"].message == "oops %s"
+    path, errors = _errors(tmp_path, 'case_insensitive = "yes"\n' + VALID)
+    assert f"{path}: case_insensitive: must be true or false" in errors
+    lower = ('case_insensitive = true\n' + VALID).replace("(?P<code>DM[0-9]{3})", "(?P<code>[Dd][Mm][0-9]{3})")
+    path, errors = _errors(tmp_path, lower.replace('code = "DM042"', 'code = "dm042"'))
+    assert f"{path}: code[0].code: 'dm042' must be written in upper case (the family is case_insensitive)" in errors
+
+
+def test_the_trusted_load_of_the_built_in_tables_equals_the_checked_one(tmp_path, monkeypatch):
+    # the run loads the built-in tables from the cache without the field checks; the result must be the same
+    monkeypatch.setenv("DIAGNOSE_CACHE_DIR", str(tmp_path))
+    load_families(builtin_codes_dir(), check=False)  # fills the cache
+    trusted = {f.family: f for f in load_families(builtin_codes_dir(), check=False)}
+    assert trusted == FAMILIES

@@ -9,7 +9,10 @@ A line that another rule already explains (its hits: every matching event of a p
 of the others) gives no code finding; that rule knows more. One finding per distinct code; a code that the
 table marks ``echo`` (a timeout on a rank that waited for a stuck peer) is a consequence; a code that only
 names its class, or an "inner error" that says "read the lines that follow", is ``generic`` and ranks after
-specific findings of the same severity.
+specific findings. A generic code takes the category of what it wraps: the nearest listed, specific code of any family
+within a few lines of it, those of its own event first (`ERR00100 PTA call acl api failed` below an `EE1002` stream timeout is a
+communication finding, not an engine one). A hardware fault event the table lists with MindCluster's handling level
+(``handling``) says so in its meaning, and its next step starts with what that level asks for.
 """
 
 from __future__ import annotations
@@ -20,14 +23,17 @@ from typing import Any
 
 import polars as pl
 
-from diagnose.knowledge.code_tables import CodeFamily, builtin_codes_dir, classify, load_families
 from diagnose.engine.match import Match
-from diagnose.messages import LANGS, Localized
 from diagnose.engine.match_kinds.base import Context, Hit, MatchKind
+from diagnose.knowledge.code_tables import CodeFamily, KnownCode, builtin_codes_dir, classify, find_codes, load_families
+from diagnose.messages import LANGS, Joined, Localized, Phrase
 
-FIELDS = {"family": ("str", "an error-code table under knowledge/codes/ (cann, acl, hccl, mindie, torch_npu)")}
+FIELDS = {"family": ("str", "an error-code table under knowledge/codes/ (cann, acl, hccl, mindie, torch_npu, "
+                            "fault_event)")}
 
 _CACHE: dict[str, dict[str, CodeFamily]] = {}
+_WRAP_LINES = 30  # how far from a generic code (in lines of its event) the code it wraps may stand
+_WRAP_HITS = 5  # how many of a generic code's events are searched for what it wraps
 
 
 def families(folder=None) -> dict[str, CodeFamily]:
@@ -87,6 +93,31 @@ def recogniser_pattern(family: str) -> str | None:
     return "|".join(f"(?:{_anonymous(r.regex)})" for r in fam.recognisers)
 
 
+def wrapped_code(records: pl.DataFrame, hits: pl.DataFrame, family: str, code: str) -> KnownCode | None:
+    """The listed, specific code (of any family) nearest to a generic code's lines, within ``_WRAP_LINES`` lines
+    of the same file, those of its own event first: what the generic code wraps, or None."""
+    near = []
+    for file, line, event in hits.select("file", "line", "event").head(_WRAP_HITS).iter_rows():
+        rows = records.filter((pl.col("file") == file)
+                              & pl.col("line").is_between(max(line - _WRAP_LINES, 0), line + _WRAP_LINES))
+        near.append(rows.select("message", other=pl.col("event").ne_missing(event),
+                                dist=(pl.col("line").cast(pl.Int64) - line).abs(), line="line"))
+    if not near:
+        return None
+    rows = pl.concat(near).drop_nulls("message").sort(["other", "dist", "line"])
+    tables = families()
+    pattern = "|".join(f"(?:{recogniser_pattern(name)})" for name in tables)
+    for message in rows.filter(pl.col("message").str.contains(pattern))["message"].to_list():
+        for fam in tables.values():
+            for found in find_codes(fam, message):
+                if (fam.family, found) == (family, code):
+                    continue
+                known, _ = classify(fam, found)
+                if known is not None and not known.generic:
+                    return known
+    return None
+
+
 def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | None, lang: str) -> list[Hit]:
     fam = families().get(m.family)
     if fam is None or records.height == 0:
@@ -97,6 +128,8 @@ def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | N
     if explained is not None and explained.height:
         cand = cand.join(explained, on=["file", "event"], how="anti")
     code = pl.coalesce([pl.col("message").str.extract_groups(r.regex).struct.field("code") for r in fam.recognisers])
+    if fam.case_insensitive:
+        code = code.str.to_uppercase()
     cand = cand.with_columns(_code=code).filter(pl.col("_code").is_not_null())
     if cand.height == 0:
         return []
@@ -112,11 +145,21 @@ def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | N
         generic = known is None or known.generic
         title = {la: f"{fam.title.get(la) or fam.title['en']} {value}: {_short(entry.meaning.get(la) or entry.meaning['en'])}"
                  for la in LANGS}
-        facts = {"code": value, "meaning": Localized(dict(entry.meaning)), "family": fam.family,
-                 "code_name": known.name if known else "", "listed": "yes" if known else "no"}
+        meaning: Localized | Joined = Localized(dict(entry.meaning))
+        remediation: Localized | Joined = Localized({la: entry.next_step.get(la) or entry.next_step["en"] for la in LANGS})
+        category = entry.category
+        if generic and (inner := wrapped_code(records, events, fam.family, value)) is not None:
+            category = inner.category  # a wrapper takes the category of what it wraps
+        handling = known.handling if known else ""
+        if handling:  # MindCluster's handling level: what it means, and what it asks for first
+            meaning = Joined([meaning, Phrase(f"code_handling.{handling}")], "code_handling.space")
+            remediation = Joined([Phrase(f"code_handling.next.{handling}"), remediation], "code_handling.space")
+        facts = {"code": value, "meaning": meaning, "family": fam.family,
+                 "code_name": known.name if known else "", "listed": "yes" if known else "no",
+                 "handling": handling or "-"}
         out.append(Hit(hits, events.height, facts, {
-            "category": entry.category, "severity": entry.severity, "title": Localized(title),
-            "remediation": Localized({la: entry.next_step.get(la) or entry.next_step["en"] for la in LANGS}),
+            "category": category, "severity": entry.severity, "title": Localized(title),
+            "remediation": remediation,
             "consequence": bool(known.echo) if known else False, "generic": generic,
             "references": [entry.source] if entry.source else [],
         }))
