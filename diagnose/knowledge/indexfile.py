@@ -1,10 +1,10 @@
 """The committed message index file: its typed layout, its location, and how it is read and written.
 
 One gzipped msgpack document: a header (format version, the sha256 of ``sources.toml`` and of the harvester's
-code, the releases with their counts) and one compact entry per message site. Strings that repeat (paths,
-functions, exception classes, levels) are stored once in tables and referred to by number, and an entry's
-releases and line numbers are parallel lists, which keeps the file small and decoding fast (typed msgspec
-structs, arrays rather than maps).
+code, the releases with their counts) and the message sites by column. Strings that repeat (paths, functions,
+exception classes, levels) are stored once in tables and referred to by number; numbers are packed arrays and
+text is lists, which keeps the file small and decoding fast: loading makes a Python object per template and
+key, not per field of every site.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import re
+import sys
+from array import array
 from pathlib import Path
 
 import msgspec
@@ -39,9 +41,12 @@ class Header(msgspec.Struct, frozen=True):
     unavailable: list[str]
 
 
-class Entry(msgspec.Struct, array_like=True, frozen=True):
-    """One message site: numbers refer to the tables of :class:`IndexFile`; ``releases`` and ``lines`` are
-    parallel (the site's line in each release that has it), releases in ascending version order."""
+class Entry(msgspec.Struct, frozen=True):
+    """One message site as the build step sees it: numbers refer to the tables of :class:`IndexFile`;
+    ``releases`` and ``lines`` are parallel (the site's line in each release that has it), in ascending
+    version order. ``key`` (the longest fixed piece of the first line: what the prefilter searches for),
+    ``literal`` (fixed characters of the first line, blanks excepted) and ``lead`` (of those, the ones before
+    the first hole) are derived from the template at build time, so loading computes nothing."""
 
     project: int
     kind: int
@@ -52,6 +57,32 @@ class Entry(msgspec.Struct, array_like=True, frozen=True):
     code: str
     releases: list[int]
     lines: list[int]
+    key: str
+    literal: int
+    lead: int
+
+
+class Columns(msgspec.Struct, array_like=True, frozen=True):
+    """The entries stored by column: numbers as packed little-endian arrays (one ``bytes`` each, decoded
+    without a Python object per value), text as lists. ``key_at`` is where the key starts in the template
+    (-1: the key holds a brace, which the template doubles, so it is stored in ``keys`` instead); an entry's
+    releases and lines are ``releases[start[i]:start[i + 1]]``."""
+
+    project: bytes  # B
+    kind: bytes  # H
+    path: bytes  # I
+    function: bytes  # I
+    template: list[str]
+    holes: list[str]
+    code: list[str]
+    key_at: bytes  # i
+    key_len: bytes  # H
+    keys: dict[int, str]
+    literal: bytes  # B, capped at 255
+    lead: bytes  # B, capped at 255
+    start: bytes  # I, one more than there are entries
+    releases: bytes  # B
+    lines: bytes  # I
 
 
 class IndexFile(msgspec.Struct, frozen=True):
@@ -60,7 +91,43 @@ class IndexFile(msgspec.Struct, frozen=True):
     kinds: list[str]
     paths: list[str]
     functions: list[str]
-    entries: list[Entry]
+    columns: Columns
+
+
+def pack(kind: str, values: list[int]) -> bytes:
+    """Values as a little-endian array of ``kind`` (``B``, ``H``, ``I``, ``i``)."""
+    arr = array(kind, values)
+    if sys.byteorder == "big":
+        arr.byteswap()
+    return arr.tobytes()
+
+
+def unpack(kind: str, data: bytes) -> array:
+    arr = array(kind)
+    arr.frombytes(data)
+    if sys.byteorder == "big":
+        arr.byteswap()
+    return arr
+
+
+def columns(entries: list[Entry]) -> Columns:
+    """The column layout of ``entries``."""
+    key_at, keys, start, releases, lines = [], {}, [0], [], []
+    for i, e in enumerate(entries):
+        at = e.template.find(e.key) if "{" not in e.key and "}" not in e.key else -1
+        key_at.append(at)
+        if at < 0:
+            keys[i] = e.key
+        releases.extend(e.releases)
+        lines.extend(e.lines)
+        start.append(len(releases))
+    return Columns(
+        pack("B", [e.project for e in entries]), pack("H", [e.kind for e in entries]),
+        pack("I", [e.path for e in entries]), pack("I", [e.function for e in entries]),
+        [e.template for e in entries], [e.holes for e in entries], [e.code for e in entries],
+        pack("i", key_at), pack("H", [min(len(e.key), 65535) for e in entries]), keys,
+        pack("B", [min(e.literal, 255) for e in entries]), pack("B", [min(e.lead, 255) for e in entries]),
+        pack("I", start), pack("B", releases), pack("I", lines))
 
 
 def knowledge_dir() -> Path:

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Iterator
 
 from diagnose.knowledge.harvest import cextract, pyextract, sources as src
+from diagnose.knowledge.templates import first_line, leading_literal, literal_length, longest_literal, parse
 from diagnose.knowledge.indexfile import (
-    FORMAT, Entry, Header, IndexFile, ReleaseInfo, file_sha256, harvester_sha256, version_key, write,
+    FORMAT, Entry, Header, IndexFile, ReleaseInfo, columns, file_sha256, harvester_sha256, version_key, write,
 )
 
 Key = tuple[str, str, str, str, str, str, str]  # project, path, function, kind, template, holes, code
@@ -95,7 +96,7 @@ def build(sources_path: Path, out: Path, git_dirs: dict[str, Path], git_roots: l
     header = Header(FORMAT, file_sha256(sources_path), harvester_sha256(), infos, sources.unavailable)
     index = assemble(header, acc)
     write(index, out)
-    print(f"{len(index.entries)} entries, {out.stat().st_size / 1e6:.2f} MB -> {out}", file=sys.stderr)
+    print(f"{len(index.columns.template)} entries, {out.stat().st_size / 1e6:.2f} MB -> {out}", file=sys.stderr)
     return 0
 
 
@@ -112,6 +113,9 @@ def assemble(header: Header, acc: _Harvest) -> IndexFile:
         project, path, function, kind, template, holes, code = key
         lines = acc.sites[key]
         numbers = sorted(lines)
+        pieces = parse(template, holes)
+        head, _ = first_line(pieces)
         entries.append(Entry(pi[project], ki[kind], pa[path], fu[function], template, holes, code, numbers,
-                             [lines[n] for n in numbers]))
-    return IndexFile(header, projects, kinds, paths, functions, entries)
+                             [lines[n] for n in numbers], longest_literal(head), literal_length(head),
+                             literal_length([leading_literal(head)])))
+    return IndexFile(header, projects, kinds, paths, functions, columns(entries))
