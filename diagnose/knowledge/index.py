@@ -1,9 +1,8 @@
 """The message index at run time: which released source printed a log line, and what it is about.
 
 ``message_index()`` loads the committed index once per process (decoding only; patterns are compiled for the
-candidates a lookup meets). ``lookup`` takes distinct lines: a literal prefilter (Aho-Corasick over every
-template's longest fixed piece, polars' ``str.extract_many``) narrows tens of thousands of templates to a few
-per line, and each candidate is confirmed by its pattern (see ``matching``). Of several matches the one
+candidates a lookup meets). ``lookup`` takes distinct lines: a literal prefilter over every template's longest
+fixed piece (see ``prefilter``) narrows tens of thousands of templates to a few per line, and each candidate is confirmed by its pattern (see ``matching``). Of several matches the one
 covering the most fixed text wins, then the one whose exception class agrees with the line's, then the newest.
 """
 
@@ -18,9 +17,10 @@ from typing import Sequence
 from diagnose.knowledge import matching
 from diagnose.knowledge.categories import category_of
 from diagnose.knowledge.indexfile import IndexFile, index_path, read, unpack, version_key
-from diagnose.knowledge.matching import MIN_LITERAL, Mode
+from diagnose.knowledge.matching import MIN_LITERAL, MIN_TRUNCATED, Mode
+from diagnose.knowledge.prefilter import GRAM, GramIndex
 
-MIN_KEY = 5  # a template whose longest fixed piece is shorter is all holes: the prefilter cannot find it
+MIN_KEY = GRAM  # a template whose longest fixed piece is shorter is mostly holes: the prefilter cannot find it
 
 
 @dataclass(frozen=True)
@@ -70,19 +70,21 @@ class MessageIndex:
         self._kind, self._start, self._lines = unpack("H", c.kind), unpack("I", c.start), unpack("I", c.lines)
         by_key: dict[str, list[int]] = defaultdict(list)
         templates, keys = c.template, c.keys
-        for i, (at, size, literal) in enumerate(zip(unpack("i", c.key_at), unpack("H", c.key_len), c.literal)):
+        for i, (at, size, literal, lead) in enumerate(zip(unpack("i", c.key_at), unpack("H", c.key_len), c.literal,
+                                                          c.lead)):
             if literal >= MIN_LITERAL and size >= MIN_KEY:
-                by_key[templates[i][at:at + size] if at >= 0 else keys[i]].append(i)
+                key = templates[i][at:at + size] if at >= 0 else keys[i]
+                by_key[key].append(i)
+                if lead >= MIN_TRUNCATED and not templates[i].startswith(key):
+                    # A line cut short may end before the longest piece: its leading text finds it too.
+                    by_key[templates[i][:MIN_TRUNCATED].lstrip()].append(i)
         self._by_key = dict(by_key)
-        self._keys: object = None  # the polars Series of keys, built on the first lookup
+        self._grams: GramIndex | None = None  # the prefilter, built on the first lookup
 
     def _candidates(self, lines: Sequence[str]) -> list[list[str]]:
-        import polars as pl  # deferred: loading the index alone needs no data frame
-
-        if self._keys is None:
-            self._keys = sorted(self._by_key)
-        found = pl.Series("l", list(lines), dtype=pl.String).str.extract_many(self._keys, overlapping=True)
-        return [list(dict.fromkeys(hits)) if hits is not None else [] for hits in found.to_list()]
+        if self._grams is None:
+            self._grams = GramIndex(self._by_key)
+        return [self._grams.found(line) for line in lines]
 
     def lookup(self, messages: Sequence[str], exc_types: Sequence[str | None] | None = None) -> list[Site | None]:
         """The site of each message (None: no template matches, or the text is one of Python's own)."""
@@ -112,7 +114,8 @@ class MessageIndex:
                                                                                    self._lead[i])
                 if mode is None:
                     continue
-                coverage = literal if mode is not Mode.TRUNCATED else min(literal, len(line))
+                # A cut line is sure of the leading text only: a hole may have swallowed the rest.
+                coverage = literal if mode is not Mode.TRUNCATED else self._lead[i]
                 agrees = exc is not None and self.data.kinds[self._kind[i]] == exc
                 newest = self.data.columns.releases[self._start[i + 1] - 1]
                 candidate = (coverage, int(mode), agrees, self._rank[newest])

@@ -50,7 +50,7 @@ _BUILTINS = re.compile("|".join([
     r"name '[^']+' is not defined", r"local variable '[^']+' referenced before assignment",
     r"cannot access local variable", r"invalid literal for int\(\) with base", r"could not convert string to float",
     r"not enough values to unpack", r"too many values to unpack", r"maximum recursion depth exceeded",
-    r"\[Errno -?\d+\]", r"CUDA out of memory", r"CUDA error: ", r"dictionary changed size during iteration",
+    r"\[Errno -?\d+\]", r"CUDA out of memory\. Tried to allocate", r"CUDA error: ", r"dictionary changed size during iteration",
     r"can only concatenate ", r"must be (?:str|int|real number|a tuple), not ", r"unhashable type",
     r"Expecting (?:value|property name enclosed in double quotes): line \d+ column", r"object of type '[^']+' has no len",
     r"argument of type '[^']+' is not iterable", r"'NoneType' object ", r"^\s*KeyError: '", r"Connection reset by peer",
@@ -81,19 +81,19 @@ def is_builtin(line: str) -> bool:
 
 
 class Compiled:
-    """A template's first line as a pattern (compiled on first use: only candidates the prefilter keeps are),
-    with the fixed pieces in order for a cheap check before any regex runs."""
+    """A template's first line as patterns, each compiled when first needed (only the candidates the prefilter
+    keeps get this far), with its fixed pieces in order for a cheap check before any regex runs."""
 
-    __slots__ = ("whole", "search", "partial", "literals", "lead")
+    __slots__ = ("body", "continues", "literals", "lead", "_whole", "_search", "_partial")
 
     def __init__(self, template: str, holes: str) -> None:
-        head, _ = first_line(parse(template, holes))
-        body = to_regex(head)
-        self.whole = re.compile(rf"(?:{body})[\s.;,]*")
-        self.search = re.compile(body)
-        self.partial = regex.compile(body)
+        head, self.continues = first_line(parse(template, holes))
+        self.body = to_regex(head)
         self.literals = [p.strip() for p in head if type(p) is str and p.strip()]  # Hole is a str subclass
         self.lead = head[0] if head and type(head[0]) is str else ""
+        self._whole: re.Pattern[str] | None = None
+        self._search: re.Pattern[str] | None = None
+        self._partial: regex.Pattern[str] | None = None
 
     def in_order(self, line: str) -> bool:
         """Whether every fixed piece occurs in the line, in order (a necessary condition of a full match)."""
@@ -108,18 +108,24 @@ class Compiled:
     def match(self, line: str, starts: list[int], literal: int, lead: int) -> Mode | None:
         """The strongest way this template matches the line (None: not at all)."""
         if self.in_order(line):
-            for b in starts:
-                if self.whole.fullmatch(line, b):
-                    return Mode.WHOLE
-            if literal >= MIN_SEARCH and self.search.search(line):
-                return Mode.SEARCH
+            if self._whole is None:
+                self._whole = re.compile(rf"(?:{self.body})[\s.;,]*")
+            if any(self._whole.fullmatch(line, b) for b in starts):
+                return Mode.WHOLE
+            if literal >= MIN_SEARCH:
+                if self._search is None:
+                    # The first line of a longer message ends its log line: inside a line it must end there too.
+                    self._search = re.compile(rf"{self.body}\s*$" if self.continues else self.body)
+                if self._search.search(line):
+                    return Mode.SEARCH
         if lead >= MIN_TRUNCATED and self.lead:
             probe = self.lead.strip()[:MIN_TRUNCATED]
             for b in starts:
                 tail = line[b:].rstrip()
-                if len(tail) >= MIN_TRUNCATED and tail.startswith(probe[:len(tail)]):
-                    m = self.partial.fullmatch(tail, partial=True)
-                    if m is not None:
+                if len(tail) >= MIN_TRUNCATED and tail.startswith(probe):
+                    if self._partial is None:
+                        self._partial = regex.compile(self.body)
+                    if self._partial.fullmatch(tail, partial=True) is not None:
                         return Mode.TRUNCATED
         return None
 

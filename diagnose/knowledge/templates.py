@@ -120,5 +120,7 @@ def to_regex(pieces: Iterable[Piece]) -> str:
         if isinstance(piece, Hole):
             parts.append(f"(?:{_HOLE_REGEX.get(piece, _HOLE_REGEX['s'])})")
         else:
-            parts.append(r"\s+".join(re.escape(chunk) for chunk in re.split(r"\s+", piece)))
+            # Blanks at a piece's edge may be stripped (the end of a line) or eaten by an empty value: optional.
+            inner = r"\s+".join(re.escape(chunk) for chunk in piece.split())
+            parts.append((r"\s*" if piece[:1].isspace() else "") + inner + (r"\s*" if piece[-1:].isspace() else ""))
     return "".join(parts)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from diagnose.knowledge.harvest import cextract, pyextract, sources as src
+from diagnose.knowledge.harvest import cextract, codejson, pyextract, sources as src
 from diagnose.knowledge.templates import first_line, leading_literal, literal_length, longest_literal, parse
 from diagnose.knowledge.indexfile import (
     FORMAT, Entry, Header, IndexFile, ReleaseInfo, columns, file_sha256, harvester_sha256, version_key, write,
@@ -60,8 +60,12 @@ def harvest_release(path_bytes: Iterator[tuple[str, bytes]], origin: str) -> tup
         read += 1
         text = data.decode("utf-8", errors="replace")
         try:
-            found = list(cextract.extract(text) if origin == "native" or not path.endswith(".py")
-                         else pyextract.extract(text, path))
+            if path.endswith(codejson.CATALOG_NAME):
+                found = list(codejson.extract(text))
+            elif origin == "native" or not path.endswith(".py"):
+                found = list(cextract.extract(text))
+            else:
+                found = list(pyextract.extract(text, path))
         except (SyntaxError, ValueError, RecursionError):
             unparsed += 1
             continue

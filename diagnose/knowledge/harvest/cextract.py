@@ -112,6 +112,8 @@ _TOKEN = re.compile(r'(?:u8|[uUL])?"|[A-Za-z_]\w*')
 def _arg_pieces(source: str, code: str, lo: int, hi: int) -> tuple[list[Piece], bool]:
     """An argument as pieces: its string literals as text (adjacent ones joined, ``PRIu64`` read as ``lu``),
     anything else as a text hole; and whether it held a literal at all."""
+    if "?" in code[lo:hi]:  # a conditional picks one of its literals: the argument is a value, not text
+        return [Hole("s")], False
     pieces: list[Piece] = []
     has_literal, other = False, False
     i = lo

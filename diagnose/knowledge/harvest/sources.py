@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from diagnose.knowledge.harvest.codejson import CATALOG_NAME
+
 CACHE = Path(os.environ.get("DIAGNOSE_HARVEST_CACHE", Path.home() / ".cache" / "diagnose-harvest"))
 REGISTRY_JSON = "https://pypi.org/pypi/{project}/json"  # the registry's JSON API: where a file name is resolved
 SOURCE_SUFFIXES = (".py",)
@@ -136,11 +138,15 @@ def wanted(path: str, release: Release) -> bool:
     """Whether a path inside a release is harvested: a source file under one of its include globs and in no
     test, example or vendored folder."""
     suffixes = NATIVE_SUFFIXES if release.origin == "native" else SOURCE_SUFFIXES
-    if not path.endswith(suffixes):
+    if not path.endswith(suffixes) and not (release.origin == "native" and path.endswith("/" + CATALOG_NAME)):
         return False
-    if SKIP_PARTS.intersection(path.split("/")[:-1]):
-        return False
-    return any(fnmatch.fnmatchcase(path, glob) for glob in release.include)
+    for glob in release.include:
+        if fnmatch.fnmatchcase(path, glob):
+            # A folder the glob names itself (MindIE's production models sit under examples/) is not skipped.
+            fixed = glob.split("*", 1)[0]
+            rest = path[len(fixed):] if path.startswith(fixed) else path
+            return not SKIP_PARTS.intersection(rest.split("/")[:-1])
+    return False
 
 
 def _inner(name: str, release: Release) -> str | None:
