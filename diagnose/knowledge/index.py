@@ -17,10 +17,7 @@ from typing import Sequence
 from diagnose.knowledge import matching
 from diagnose.knowledge.categories import category_of
 from diagnose.knowledge.indexfile import IndexFile, index_path, read, unpack, version_key
-from diagnose.knowledge.matching import MIN_LITERAL, MIN_TRUNCATED, Mode
-from diagnose.knowledge.prefilter import GRAM, GramIndex
-
-MIN_KEY = GRAM  # a template whose longest fixed piece is shorter is mostly holes: the prefilter cannot find it
+from diagnose.knowledge.matching import Mode
 
 
 @dataclass(frozen=True)
@@ -68,59 +65,37 @@ class MessageIndex:
         c = data.columns
         self._templates, self._holes, self._literal, self._lead = c.template, c.holes, c.literal, c.lead
         self._kind, self._start, self._lines = unpack("H", c.kind), unpack("I", c.start), unpack("I", c.lines)
-        by_key: dict[str, list[int]] = defaultdict(list)
-        templates, keys = c.template, c.keys
-        for i, (at, size, literal, lead) in enumerate(zip(unpack("i", c.key_at), unpack("H", c.key_len), c.literal,
-                                                          c.lead)):
-            if literal >= MIN_LITERAL and size >= MIN_KEY:
-                key = templates[i][at:at + size] if at >= 0 else keys[i]
-                by_key[key].append(i)
-                if lead >= MIN_TRUNCATED and not templates[i].startswith(key):
-                    # A line cut short may end before the longest piece: its leading text finds it too.
-                    by_key[templates[i][:MIN_TRUNCATED].lstrip()].append(i)
-        self._by_key = dict(by_key)
-        self._grams: GramIndex | None = None  # the prefilter, built on the first lookup
-
-    def _candidates(self, lines: Sequence[str]) -> list[list[str]]:
-        if self._grams is None:
-            self._grams = GramIndex(self._by_key)
-        return [self._grams.found(line) for line in lines]
 
     def lookup(self, messages: Sequence[str], exc_types: Sequence[str | None] | None = None) -> list[Site | None]:
         """The site of each message (None: no template matches, or the text is one of Python's own)."""
         out: list[Site | None] = [None] * len(messages)
         if not messages:
             return out
-        for n, (line, keys) in enumerate(zip(messages, self._candidates(messages))):
-            if not keys or matching.is_builtin(line):
+        for n, line in enumerate(messages):
+            candidates = self.data.prefilter.found(line)
+            if not candidates or matching.is_builtin(line):
                 continue
             wanted = exc_types[n] if exc_types is not None and n < len(exc_types) else None
-            best = self._best(line, keys, wanted or matching.exception_of(line))
+            best = self._best(line, candidates, wanted or matching.exception_of(line))
             if best is not None:
                 out[n] = self.site(best)
         return out
 
-    def _best(self, line: str, keys: list[str], exc: str | None) -> int | None:
+    def _best(self, line: str, candidates: list[int], exc: str | None) -> int | None:
         starts = matching.boundaries(line)
         best, score = None, None
-        seen: set[int] = set()
-        for key in keys:
-            for i in self._by_key.get(key, ()):
-                if i in seen:
-                    continue
-                seen.add(i)
-                literal = self._literal[i]
-                mode = matching.compiled(self._templates[i], self._holes[i]).match(line, starts, literal,
-                                                                                   self._lead[i])
-                if mode is None:
-                    continue
-                # A cut line is sure of the leading text only: a hole may have swallowed the rest.
-                coverage = literal if mode is not Mode.TRUNCATED else self._lead[i]
-                agrees = exc is not None and self.data.kinds[self._kind[i]] == exc
-                newest = self.data.columns.releases[self._start[i + 1] - 1]
-                candidate = (coverage, int(mode), agrees, self._rank[newest])
-                if score is None or candidate > score:
-                    best, score = i, candidate
+        for i in candidates:
+            literal = self._literal[i]
+            mode = matching.compiled(self._templates[i], self._holes[i]).match(line, starts, literal, self._lead[i])
+            if mode is None:
+                continue
+            # A cut line is sure of the leading text only: a hole may have swallowed the rest.
+            coverage = literal if mode is not Mode.TRUNCATED else self._lead[i]
+            agrees = exc is not None and self.data.kinds[self._kind[i]] == exc
+            newest = self.data.columns.releases[self._start[i + 1] - 1]
+            candidate = (coverage, int(mode), agrees, self._rank[newest])
+            if score is None or candidate > score:
+                best, score = i, candidate
         return best
 
     def __len__(self) -> int:

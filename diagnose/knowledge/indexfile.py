@@ -18,6 +18,8 @@ from pathlib import Path
 
 import msgspec
 
+from diagnose.knowledge.prefilter import Prefilter
+
 FORMAT = 1
 INDEX_NAME = "messages.msgpack.gz"
 
@@ -44,9 +46,8 @@ class Header(msgspec.Struct, frozen=True):
 class Entry(msgspec.Struct, frozen=True):
     """One message site as the build step sees it: numbers refer to the tables of :class:`IndexFile`;
     ``releases`` and ``lines`` are parallel (the site's line in each release that has it), in ascending
-    version order. ``key`` (the longest fixed piece of the first line: what the prefilter searches for),
-    ``literal`` (fixed characters of the first line, blanks excepted) and ``lead`` (of those, the ones before
-    the first hole) are derived from the template at build time, so loading computes nothing."""
+    version order. ``literal`` (fixed characters of the first line, blanks excepted) and ``lead`` (of those,
+    the ones before the first hole) are derived from the template at build time, so loading computes nothing."""
 
     project: int
     kind: int
@@ -57,16 +58,14 @@ class Entry(msgspec.Struct, frozen=True):
     code: str
     releases: list[int]
     lines: list[int]
-    key: str
     literal: int
     lead: int
 
 
 class Columns(msgspec.Struct, array_like=True, frozen=True):
     """The entries stored by column: numbers as packed little-endian arrays (one ``bytes`` each, decoded
-    without a Python object per value), text as lists. ``key_at`` is where the key starts in the template
-    (-1: the key holds a brace, which the template doubles, so it is stored in ``keys`` instead); an entry's
-    releases and lines are ``releases[start[i]:start[i + 1]]``."""
+    without a Python object per value), text as lists; an entry's releases and lines are
+    ``releases[start[i]:start[i + 1]]``."""
 
     project: bytes  # B
     kind: bytes  # H
@@ -75,9 +74,6 @@ class Columns(msgspec.Struct, array_like=True, frozen=True):
     template: list[str]
     holes: list[str]
     code: list[str]
-    key_at: bytes  # i
-    key_len: bytes  # H
-    keys: dict[int, str]
     literal: bytes  # B, capped at 255
     lead: bytes  # B, capped at 255
     start: bytes  # I, one more than there are entries
@@ -92,6 +88,7 @@ class IndexFile(msgspec.Struct, frozen=True):
     paths: list[str]
     functions: list[str]
     columns: Columns
+    prefilter: Prefilter
 
 
 def pack(kind: str, values: list[int]) -> bytes:
@@ -112,12 +109,10 @@ def unpack(kind: str, data: bytes) -> array:
 
 def columns(entries: list[Entry]) -> Columns:
     """The column layout of ``entries``."""
-    key_at, keys, start, releases, lines = [], {}, [0], [], []
-    for i, e in enumerate(entries):
-        at = e.template.find(e.key) if "{" not in e.key and "}" not in e.key else -1
-        key_at.append(at)
-        if at < 0:
-            keys[i] = e.key
+    start: list[int] = [0]
+    releases: list[int] = []
+    lines: list[int] = []
+    for e in entries:
         releases.extend(e.releases)
         lines.extend(e.lines)
         start.append(len(releases))
@@ -125,7 +120,6 @@ def columns(entries: list[Entry]) -> Columns:
         pack("B", [e.project for e in entries]), pack("H", [e.kind for e in entries]),
         pack("I", [e.path for e in entries]), pack("I", [e.function for e in entries]),
         [e.template for e in entries], [e.holes for e in entries], [e.code for e in entries],
-        pack("i", key_at), pack("H", [min(len(e.key), 65535) for e in entries]), keys,
         pack("B", [min(e.literal, 255) for e in entries]), pack("B", [min(e.lead, 255) for e in entries]),
         pack("I", start), pack("B", releases), pack("I", lines))
 
@@ -160,9 +154,11 @@ def write(index: IndexFile, path: Path) -> None:
 
 
 def harvester_files() -> list[Path]:
-    """The code whose output the index is: the build step and the two modules that shape what it writes."""
+    """The code whose output the index is: the build step and the modules that shape what it writes (the
+    template form, the file layout, the prefilter and the thresholds it applies)."""
     here = Path(__file__).resolve().parent
-    return sorted((here / "harvest").glob("*.py")) + [here / "templates.py", here / "indexfile.py"]
+    return sorted((here / "harvest").glob("*.py")) + [here / name for name in (
+        "templates.py", "indexfile.py", "prefilter.py", "matching.py")]
 
 
 def harvester_sha256() -> str:

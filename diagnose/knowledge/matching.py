@@ -15,9 +15,7 @@ import enum
 import functools
 import re
 
-import regex
-
-from diagnose.knowledge.templates import first_line, parse, to_regex
+from diagnose.knowledge.templates import HOLE_REGEX, Hole, Piece, first_line, parse, to_regex
 
 MIN_LITERAL = 15
 MIN_TRUNCATED = 20
@@ -55,6 +53,7 @@ _BUILTINS = re.compile("|".join([
     r"Expecting (?:value|property name enclosed in double quotes): line \d+ column", r"object of type '[^']+' has no len",
     r"argument of type '[^']+' is not iterable", r"'NoneType' object ", r"^\s*KeyError: '", r"Connection reset by peer",
     r"Broken pipe", r"Address already in use", r"Too many open files", r"Permission denied",
+    r"undefined symbol: ", r"cannot open shared object file",
 ]))
 
 
@@ -84,16 +83,16 @@ class Compiled:
     """A template's first line as patterns, each compiled when first needed (only the candidates the prefilter
     keeps get this far), with its fixed pieces in order for a cheap check before any regex runs."""
 
-    __slots__ = ("body", "continues", "literals", "lead", "_whole", "_search", "_partial")
+    __slots__ = ("head", "body", "continues", "literals", "lead", "_whole", "_search")
 
     def __init__(self, template: str, holes: str) -> None:
         head, self.continues = first_line(parse(template, holes))
+        self.head = head
         self.body = to_regex(head)
         self.literals = [p.strip() for p in head if type(p) is str and p.strip()]  # Hole is a str subclass
         self.lead = head[0] if head and type(head[0]) is str else ""
         self._whole: re.Pattern[str] | None = None
         self._search: re.Pattern[str] | None = None
-        self._partial: regex.Pattern[str] | None = None
 
     def in_order(self, line: str) -> bool:
         """Whether every fixed piece occurs in the line, in order (a necessary condition of a full match)."""
@@ -110,8 +109,12 @@ class Compiled:
         if self.in_order(line):
             if self._whole is None:
                 self._whole = re.compile(rf"(?:{self.body})[\s.;,]*")
-            if any(self._whole.fullmatch(line, b) for b in starts):
-                return Mode.WHOLE
+            first = self.lead.lstrip().split(" ", 1)[0]
+            ends = self.literals[-1].rstrip(" .;,") if type(self.head[-1]) is str else ""
+            if not ends or line.rstrip(" .;,\t").endswith(ends):
+                # Cheap guards first: the message must start with the first piece and end with the last one.
+                if any(self._whole.fullmatch(line, b) for b in starts if line.startswith(first, b)):
+                    return Mode.WHOLE
             if literal >= MIN_SEARCH:
                 if self._search is None:
                     # The first line of a longer message ends its log line: inside a line it must end there too.
@@ -122,12 +125,38 @@ class Compiled:
             probe = self.lead.strip()[:MIN_TRUNCATED]
             for b in starts:
                 tail = line[b:].rstrip()
-                if len(tail) >= MIN_TRUNCATED and tail.startswith(probe):
-                    if self._partial is None:
-                        self._partial = regex.compile(self.body)
-                    if self._partial.fullmatch(tail, partial=True) is not None:
-                        return Mode.TRUNCATED
+                if len(tail) >= MIN_TRUNCATED and tail.startswith(probe) and cut_short(self.head, tail):
+                    return Mode.TRUNCATED
         return None
+
+
+_HOLE = {kind: re.compile(rx) for kind, rx in HOLE_REGEX.items()}
+
+
+def cut_short(head: list[Piece], tail: str) -> bool:
+    """Whether ``tail`` is the beginning of a message of this template, cut off anywhere: each fixed piece in
+    turn where it belongs, each hole's text of its type, and the text allowed to stop inside a piece or a
+    hole. (A hand-written partial match: no pattern to compile for the few lines that need it.)"""
+    pos, pending = 0, None
+    for piece in head:
+        if isinstance(piece, Hole):
+            pending = piece
+            continue
+        if pending is None:
+            rest = tail[pos:]
+            if len(rest) <= len(piece):
+                return piece.startswith(rest)
+            if not tail.startswith(piece, pos):
+                return False
+            pos += len(piece)
+            continue
+        j = tail.find(piece, pos)
+        if j < 0:  # the line stops in this hole or in the piece after it
+            return True
+        if not _HOLE[pending].fullmatch(tail, pos, j):
+            return False
+        pos, pending = j + len(piece), None
+    return True
 
 
 @functools.lru_cache(maxsize=8192)

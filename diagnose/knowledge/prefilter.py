@@ -1,47 +1,75 @@
 """The literal prefilter of the message index: which templates' fixed pieces a line contains.
 
-Every template is found through one key (its longest fixed piece, or the start of its leading text), and a key
-through its first ``GRAM`` characters: a line is cut into all its ``GRAM``-character windows, each looked up in a
-dictionary of key heads, and only the keys whose head occurs are tested with a substring search. A line of a few
-hundred characters costs a few hundred dictionary look-ups, whatever the number of templates.
+Every matchable template is found through one or two keys (its longest fixed piece, and the start of its
+leading text for lines cut short), and a key through its first ``GRAM`` characters: a line is cut into all its
+``GRAM``-character windows, each looked up in a dictionary of key heads, and only the keys whose head occurs
+are tested with a substring search. A line of a few hundred characters costs a few hundred dictionary look-ups,
+whatever the number of templates. The keys, their entries and the heads are computed when the index is built
+and stored in it, so loading decodes them (in C) instead of building them.
 
 Polars' ``str.extract_many`` (Aho-Corasick) was the first choice, but it builds its automaton on every call:
-with tens of thousands of keys that alone took about a second per lookup on a two-core machine, where this
-dictionary is built once when the index loads and answers 500 lines in milliseconds.
+with tens of thousands of keys that alone took about a second per lookup on a two-core machine.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable
 
-GRAM = 8  # characters of a key head; keys are at least this long
+import msgspec
+
+from diagnose.knowledge.matching import MIN_LITERAL, MIN_TRUNCATED
+from diagnose.knowledge.templates import Piece, first_line, leading_literal, literal_length, longest_literal
+
+GRAM = 8  # characters of a key head; shorter keys are not searched for
+KEY = 24  # characters of a key: a prefix of a necessary piece is necessary too, and shorter keys keep the file small
 
 
-class GramIndex:
-    """Keys by their first ``GRAM`` characters."""
+class Prefilter(msgspec.Struct, array_like=True, frozen=True):
+    """``keys[k]`` finds the entries ``entries[k]``; ``heads`` maps a key's first ``GRAM`` characters to the
+    numbers of the keys that start with them."""
 
-    def __init__(self, keys: Iterable[str]) -> None:
-        heads: dict[str, list[str]] = defaultdict(list)
-        for key in keys:
-            if len(key) >= GRAM:
-                heads[key[:GRAM]].append(key)
-        self._heads = dict(heads)
+    keys: list[str]
+    entries: list[list[int]]
+    heads: dict[str, list[int]]
 
-    def __len__(self) -> int:
-        return sum(map(len, self._heads.values()))
-
-    def found(self, line: str) -> list[str]:
-        """The keys that occur in ``line``, each once, in order of first occurrence of their head."""
-        heads = self._heads
-        out: list[str] = []
-        seen: set[str] = set()
+    def found(self, line: str) -> list[int]:
+        """The entries whose keys occur in ``line``, each once."""
+        heads, keys = self.heads, self.keys
+        out: list[int] = []
+        seen: set[int] = set()
         for i in range(len(line) - GRAM + 1):
             bucket = heads.get(line[i:i + GRAM])
             if bucket is None:
                 continue
-            for key in bucket:
-                if key not in seen and line.startswith(key, i):
-                    seen.add(key)
-                    out.append(key)
-        return out
+            for k in bucket:
+                if k not in seen and line.startswith(keys[k], i):
+                    seen.add(k)
+                    out.extend(self.entries[k])
+        return list(dict.fromkeys(out))
+
+
+def keys_of(pieces: list[Piece]) -> list[str]:
+    """The keys a template is found by: none when it is too short to match anything."""
+    head, _ = first_line(pieces)
+    if literal_length(head) < MIN_LITERAL:
+        return []
+    out = []
+    key = longest_literal(head)
+    if len(key) >= GRAM:
+        out.append(key[:KEY])
+    lead = leading_literal(head).lstrip()
+    if literal_length([lead]) >= MIN_TRUNCATED and not lead.startswith(key[:KEY]):
+        out.append(lead[:MIN_TRUNCATED])  # a line cut short may end before the longest piece
+    return out
+
+
+def build(templates: list[list[Piece]]) -> Prefilter:
+    by_key: dict[str, list[int]] = defaultdict(list)
+    for i, pieces in enumerate(templates):
+        for key in keys_of(pieces):
+            by_key[key].append(i)
+    keys = sorted(by_key)
+    heads: dict[str, list[int]] = defaultdict(list)
+    for k, key in enumerate(keys):
+        heads[key[:GRAM]].append(k)
+    return Prefilter(keys, [by_key[k] for k in keys], dict(sorted(heads.items())))

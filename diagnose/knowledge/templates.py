@@ -19,7 +19,7 @@ HOLE_TYPES = "dfxrs"
 
 # What each hole may match. ``r`` is any text because the repr of a number or a list is not quoted; ``s`` may be
 # empty (an empty string formats to nothing) and is lazy so that literal text after it anchors the match.
-_HOLE_REGEX = {
+HOLE_REGEX = {
     "d": r"[-+]?\d[\d,_]*",
     "f": r"[-+]?(?:\d[\d,_]*\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf|NaN|Inf)%?",
     "x": r"(?:0[xX])?[0-9a-fA-F]+|\(nil\)",
@@ -118,7 +118,7 @@ def to_regex(pieces: Iterable[Piece]) -> str:
     parts = []
     for piece in pieces:
         if isinstance(piece, Hole):
-            parts.append(f"(?:{_HOLE_REGEX.get(piece, _HOLE_REGEX['s'])})")
+            parts.append(f"(?:{HOLE_REGEX.get(piece, HOLE_REGEX['s'])})")
         else:
             # Blanks at a piece's edge may be stripped (the end of a line) or eaten by an empty value: optional.
             inner = r"\s+".join(re.escape(chunk) for chunk in piece.split())

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Iterator
 
 from diagnose.knowledge.harvest import cextract, codejson, pyextract, sources as src
-from diagnose.knowledge.templates import first_line, leading_literal, literal_length, longest_literal, parse
+from diagnose.knowledge import prefilter
+from diagnose.knowledge.templates import first_line, leading_literal, literal_length, parse
 from diagnose.knowledge.indexfile import (
     FORMAT, Entry, Header, IndexFile, ReleaseInfo, columns, file_sha256, harvester_sha256, version_key, write,
 )
@@ -112,14 +113,15 @@ def assemble(header: Header, acc: _Harvest) -> IndexFile:
     functions = sorted({k[2] for k in acc.sites})
     pi, ki = {p: i for i, p in enumerate(projects)}, {k: i for i, k in enumerate(kinds)}
     pa, fu = {p: i for i, p in enumerate(paths)}, {f: i for i, f in enumerate(functions)}
-    entries = []
+    entries, parsed = [], []
     for key in sorted(acc.sites, key=lambda k: (k[0], k[1], min(acc.sites[k].values()), k[4], k[3], k[2], k[6])):
         project, path, function, kind, template, holes, code = key
         lines = acc.sites[key]
         numbers = sorted(lines)
         pieces = parse(template, holes)
         head, _ = first_line(pieces)
+        parsed.append(pieces)
         entries.append(Entry(pi[project], ki[kind], pa[path], fu[function], template, holes, code, numbers,
-                             [lines[n] for n in numbers], longest_literal(head), literal_length(head),
+                             [lines[n] for n in numbers], literal_length(head),
                              literal_length([leading_literal(head)])))
-    return IndexFile(header, projects, kinds, paths, functions, columns(entries))
+    return IndexFile(header, projects, kinds, paths, functions, columns(entries), prefilter.build(parsed))
