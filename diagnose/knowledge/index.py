@@ -18,6 +18,7 @@ from diagnose.knowledge import matching
 from diagnose.knowledge.categories import category_of
 from diagnose.knowledge.indexfile import IndexFile, index_path, read, unpack, version_key
 from diagnose.knowledge.matching import Mode
+from diagnose.knowledge.templates import normalize
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,8 @@ class MessageIndex:
         out: list[Site | None] = [None] * len(messages)
         if not messages:
             return out
-        for n, line in enumerate(messages):
+        for n, raw in enumerate(messages):
+            line = normalize(raw).strip()
             candidates = self.data.prefilter.found(line)
             if not candidates or matching.is_builtin(line):
                 continue

@@ -158,7 +158,7 @@ def harvester_files() -> list[Path]:
     template form, the file layout, the prefilter and the thresholds it applies)."""
     here = Path(__file__).resolve().parent
     return sorted((here / "harvest").glob("*.py")) + [here / name for name in (
-        "templates.py", "indexfile.py", "prefilter.py", "matching.py")]
+        "templates.py", "indexfile.py", "prefilter.py")]
 
 
 def harvester_sha256() -> str:

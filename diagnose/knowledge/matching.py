@@ -15,11 +15,11 @@ import enum
 import functools
 import re
 
-from diagnose.knowledge.templates import HOLE_REGEX, Hole, Piece, first_line, parse, to_regex
+from diagnose.knowledge.prefilter import MIN_LITERAL, MIN_SEARCH, MIN_TRUNCATED
+from diagnose.knowledge.templates import HOLE_REGEX, Hole, Piece, first_line, parse
 
-MIN_LITERAL = 15
-MIN_TRUNCATED = 20
-MIN_SEARCH = 25
+__all__ = ["MIN_LITERAL", "MIN_SEARCH", "MIN_TRUNCATED", "Mode", "boundaries", "compiled", "exception_of",
+           "is_builtin"]
 
 
 class Mode(enum.IntEnum):
@@ -79,58 +79,87 @@ def is_builtin(line: str) -> bool:
     return _BUILTINS.search(line) is not None
 
 
-class Compiled:
-    """A template's first line as patterns, each compiled when first needed (only the candidates the prefilter
-    keeps get this far), with its fixed pieces in order for a cheap check before any regex runs."""
+_HOLE = {kind: re.compile(rx) for kind, rx in HOLE_REGEX.items()}
+_TRAILER = " .;,\t"
+MAX_TRIES = 8  # occurrences of a piece tried after a text hole before giving up (bounds the backtracking)
 
-    __slots__ = ("head", "body", "continues", "literals", "lead", "_whole", "_search")
+
+class Compiled:
+    """A template's first line ready to match: its pieces with blanks normalised. Matching walks the pieces
+    (fixed text found with ``str.find``, holes checked by their type's pattern), so nothing is compiled per
+    template: a lookup meets hundreds of templates once each, and compiling a regex for each cost more than
+    the rest of the lookup."""
+
+    __slots__ = ("head", "continues", "literals", "lead")
 
     def __init__(self, template: str, holes: str) -> None:
         head, self.continues = first_line(parse(template, holes))
-        self.head = head
-        self.body = to_regex(head)
-        self.literals = [p.strip() for p in head if type(p) is str and p.strip()]  # Hole is a str subclass
-        self.lead = head[0] if head and type(head[0]) is str else ""
-        self._whole: re.Pattern[str] | None = None
-        self._search: re.Pattern[str] | None = None
+        pieces: list[Piece] = [p if isinstance(p, Hole) else normalize(p) for p in head]
+        if pieces and not isinstance(pieces[0], Hole):
+            pieces[0] = pieces[0].lstrip()
+        if pieces and not isinstance(pieces[-1], Hole):
+            pieces[-1] = pieces[-1].rstrip()
+        self.head = [p for p in pieces if p]
+        self.literals = [p for p in self.head if not isinstance(p, Hole)]
+        self.lead = self.head[0] if self.head and not isinstance(self.head[0], Hole) else ""
 
     def in_order(self, line: str) -> bool:
         """Whether every fixed piece occurs in the line, in order (a necessary condition of a full match)."""
         pos = 0
         for lit in self.literals:
-            i = line.find(lit.split()[0] if " " in lit else lit, pos)
+            i = line.find(lit, pos)
             if i < 0:
                 return False
-            pos = i + 1
+            pos = i + len(lit)
         return True
 
+    def _walk(self, line: str, k: int, pos: int, pending: Hole | None, to_end: bool) -> bool:
+        """Whether pieces ``k:`` match ``line`` from ``pos`` (a hole before them still open as ``pending``),
+        reaching the end of the line when ``to_end``."""
+        head = self.head
+        while k < len(head) and isinstance(head[k], Hole):
+            pending = head[k] if pending is None or pending == "s" else pending
+            k += 1
+        if k == len(head):
+            rest = line[pos:].rstrip(_TRAILER) if to_end else ""
+            if pending is None:
+                return not rest
+            return bool(_HOLE[pending].fullmatch(rest)) if rest else pending == "s" or not to_end
+        piece = head[k]
+        if pending is None:
+            return line.startswith(piece, pos) and self._walk(line, k + 1, pos + len(piece), None, to_end)
+        j = line.find(piece, pos)
+        for _ in range(MAX_TRIES):
+            if j < 0:
+                return False
+            if _HOLE[pending].fullmatch(line, pos, j) and self._walk(line, k + 1, j + len(piece), None, to_end):
+                return True
+            j = line.find(piece, j + 1)
+        return False
+
     def match(self, line: str, starts: list[int], literal: int, lead: int) -> Mode | None:
-        """The strongest way this template matches the line (None: not at all)."""
+        """The strongest way this template matches the (normalised) line (None: not at all)."""
         if self.in_order(line):
-            if self._whole is None:
-                self._whole = re.compile(rf"(?:{self.body})[\s.;,]*")
-            first = self.lead.lstrip().split(" ", 1)[0]
-            ends = self.literals[-1].rstrip(" .;,") if type(self.head[-1]) is str else ""
-            if not ends or line.rstrip(" .;,\t").endswith(ends):
-                # Cheap guards first: the message must start with the first piece and end with the last one.
-                if any(self._whole.fullmatch(line, b) for b in starts if line.startswith(first, b)):
+            # Whole: from a boundary to the end of the line.
+            for b in starts:
+                if (not self.lead or line.startswith(self.lead, b)) and self._walk(line, 0, b, None, True):
                     return Mode.WHOLE
             if literal >= MIN_SEARCH:
-                if self._search is None:
-                    # The first line of a longer message ends its log line: inside a line it must end there too.
-                    self._search = re.compile(rf"{self.body}\s*$" if self.continues else self.body)
-                if self._search.search(line):
-                    return Mode.SEARCH
+                # Inside a longer line; the first line of a longer message must still end its log line.
+                first = self.literals[0]
+                offset = 0 if self.lead else 1  # a leading hole takes whatever comes before the first piece
+                i = line.find(first)
+                while i >= 0:
+                    if self._walk(line, offset, i, None, self.continues):
+                        return Mode.SEARCH
+                    i = line.find(first, i + 1)
         if lead >= MIN_TRUNCATED and self.lead:
-            probe = self.lead.strip()[:MIN_TRUNCATED]
+            probe = self.lead[:MIN_TRUNCATED]
             for b in starts:
                 tail = line[b:].rstrip()
                 if len(tail) >= MIN_TRUNCATED and tail.startswith(probe) and cut_short(self.head, tail):
                     return Mode.TRUNCATED
         return None
-
-
-_HOLE = {kind: re.compile(rx) for kind, rx in HOLE_REGEX.items()}
 
 
 def cut_short(head: list[Piece], tail: str) -> bool:

@@ -4,7 +4,7 @@ Every matchable template is found through one or two keys (its longest fixed pie
 leading text for lines cut short), and a key through its first ``GRAM`` characters: a line is cut into all its
 ``GRAM``-character windows, each looked up in a dictionary of key heads, and only the keys whose head occurs
 are tested with a substring search. A line of a few hundred characters costs a few hundred dictionary look-ups,
-whatever the number of templates. The keys, their entries and the heads are computed when the index is built
+whatever the number of templates. Keys and lines are compared with blanks normalised. The keys, their entries and the heads are computed when the index is built
 and stored in it, so loading decodes them (in C) instead of building them.
 
 Polars' ``str.extract_many`` (Aho-Corasick) was the first choice, but it builds its automaton on every call:
@@ -17,9 +17,13 @@ from collections import defaultdict
 
 import msgspec
 
-from diagnose.knowledge.matching import MIN_LITERAL, MIN_TRUNCATED
-from diagnose.knowledge.templates import Piece, first_line, leading_literal, literal_length, longest_literal
+from diagnose.knowledge.templates import Piece, first_line, leading_literal, literal_length, longest_literal, normalize
 
+# The thresholds of matching, measured on real incident logs (see ``matching``): fixed characters a template
+# needs at all, ahead of its first hole for a line cut short, and to be found inside a longer line.
+MIN_LITERAL = 15
+MIN_TRUNCATED = 20
+MIN_SEARCH = 25
 GRAM = 8  # characters of a key head; shorter keys are not searched for
 KEY = 24  # characters of a key: a prefix of a necessary piece is necessary too, and shorter keys keep the file small
 
@@ -54,10 +58,10 @@ def keys_of(pieces: list[Piece]) -> list[str]:
     if literal_length(head) < MIN_LITERAL:
         return []
     out = []
-    key = longest_literal(head)
+    key = normalize(longest_literal(head)).strip()
     if len(key) >= GRAM:
         out.append(key[:KEY])
-    lead = leading_literal(head).lstrip()
+    lead = normalize(leading_literal(head)).lstrip()
     if literal_length([lead]) >= MIN_TRUNCATED and not lead.startswith(key[:KEY]):
         out.append(lead[:MIN_TRUNCATED])  # a line cut short may end before the longest piece
     return out

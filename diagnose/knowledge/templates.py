@@ -83,6 +83,15 @@ def parse(text: str, holes: str) -> list[Piece]:
     return merge(out)
 
 
+_BLANKS = re.compile(r"\s+")
+
+
+def normalize(text: str) -> str:
+    """Runs of blanks as one space: logs re-space and re-indent what programs print, so lines and templates are
+    compared in this form."""
+    return _BLANKS.sub(" ", text)
+
+
 def literal_length(pieces: Iterable[Piece]) -> int:
     """Characters of fixed text, spaces excepted (a template of holes and blanks says nothing)."""
     return sum(len(p.replace(" ", "")) for p in pieces if not isinstance(p, Hole))
