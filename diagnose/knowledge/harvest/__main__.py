@@ -1,6 +1,7 @@
 """``python -m diagnose.knowledge.harvest``: rebuild the message index from knowledge/sources.toml.
 
-Subcommands: ``build`` (the default) and ``pin PROJECT==VERSION --include GLOB`` (print a sources.toml entry).
+Subcommands: ``build`` (the default), ``pin PROJECT==VERSION --include GLOB`` (print a sources.toml entry) and
+``table`` (rewrite the table of index sizes in docs/knowledge.md).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     pin_p.add_argument("spec", help="PROJECT==VERSION")
     pin_p.add_argument("--include", action="append", required=True, help="glob of harvested paths")
     pin_p.add_argument("--origin", default="python", choices=["python", "native"])
+    table_p = sub.add_parser("table", help="rewrite the table of index sizes in docs/knowledge.md")
+    table_p.add_argument("--doc", type=Path, default=Path(__file__).resolve().parents[3] / "docs" / "knowledge.md")
     for p in (parser, build_p):
         p.add_argument("--sources", type=Path, default=knowledge_dir() / "sources.toml")
         p.add_argument("--out", type=Path, default=index_path())
@@ -31,6 +34,10 @@ def main(argv: list[str] | None = None) -> int:
                        help="a folder of release files to use before downloading")
         p.add_argument("--only", action="append", default=[], help="harvest only these projects (a trial run)")
     args = parser.parse_args(argv)
+    if args.command == "table":
+        from diagnose.knowledge.harvest.table import rewrite, size_table
+        args.doc.write_text(rewrite(args.doc, size_table()), encoding="utf-8")
+        return 0
     if args.command == "pin":
         from diagnose.knowledge.harvest.pin import entry
         sys.stdout.write(entry(args.spec, args.include, args.origin))
