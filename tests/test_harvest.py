@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from diagnose.knowledge.harvest import build as build_mod, cextract, pyextract, sources
-from diagnose.knowledge.harvest.formats import brace, percent, printf
+from diagnose.knowledge.harvest.format_strings import brace, percent, printf
 from diagnose.knowledge.index import message_index
 from diagnose.knowledge.indexfile import read, version_key
 from diagnose.knowledge.templates import Hole, render, to_regex

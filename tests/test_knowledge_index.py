@@ -206,3 +206,11 @@ def test_categories_table_is_well_formed():
 ])
 def test_category_of(project, path, template, category):
     assert categories.category_of(project, path, template) == category
+
+
+def test_the_docs_table_of_sizes_is_current():
+    from diagnose.knowledge.harvest.table import rewrite, size_table
+
+    doc = Path(__file__).resolve().parents[1] / "docs" / "knowledge.md"
+    assert rewrite(doc, size_table()) == doc.read_text(encoding="utf-8"), \
+        "docs/knowledge.md's table of sizes is stale: run `python -m diagnose.knowledge.harvest table`"

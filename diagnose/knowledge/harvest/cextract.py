@@ -19,7 +19,7 @@ import bisect
 import re
 from typing import Iterator
 
-from diagnose.knowledge.harvest.formats import has_printf, printf
+from diagnose.knowledge.harvest.format_strings import has_printf, printf
 from diagnose.knowledge.harvest.pyextract import MIN_LITERAL, Found
 from diagnose.knowledge.templates import Hole, Piece, literal_length, merge, render
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Iterator
 
-from diagnose.knowledge.harvest.formats import printf
+from diagnose.knowledge.harvest.format_strings import printf
 from diagnose.knowledge.harvest.pyextract import MIN_LITERAL, Found
 from diagnose.knowledge.templates import literal_length, render
 

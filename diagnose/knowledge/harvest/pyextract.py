@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from diagnose.knowledge.harvest.formats import brace, percent, spec_hole
+from diagnose.knowledge.harvest.format_strings import brace, percent, spec_hole
 from diagnose.knowledge.templates import Hole, Piece, literal_length, merge, render
 
 # Receivers that are loggers: a bare name or an attribute of self/cls.
