@@ -16,7 +16,7 @@ import functools
 import re
 
 from diagnose.knowledge.prefilter import MIN_LITERAL, MIN_SEARCH, MIN_TRUNCATED
-from diagnose.knowledge.templates import HOLE_REGEX, Hole, Piece, first_line, parse
+from diagnose.knowledge.templates import HOLE_REGEX, Hole, Piece, first_line, normalize, parse
 
 __all__ = ["MIN_LITERAL", "MIN_SEARCH", "MIN_TRUNCATED", "Mode", "boundaries", "compiled", "exception_of",
            "is_builtin"]
