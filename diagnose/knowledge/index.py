@@ -66,6 +66,7 @@ class MessageIndex:
         c = data.columns
         self._templates, self._holes, self._literal, self._lead = c.template, c.holes, c.literal, c.lead
         self._kind, self._start, self._lines = unpack("H", c.kind), unpack("I", c.start), unpack("I", c.lines)
+        self._key_start, self._key_ids = data.prefilter.arrays()
 
     def lookup(self, messages: Sequence[str], exc_types: Sequence[str | None] | None = None) -> list[Site | None]:
         """The site of each message (None: no template matches, or the text is one of Python's own)."""
@@ -74,7 +75,7 @@ class MessageIndex:
             return out
         for n, raw in enumerate(messages):
             line = normalize(raw).strip()
-            candidates = self.data.prefilter.found(line)
+            candidates = self.data.prefilter.found(line, self._key_start, self._key_ids)
             if not candidates or matching.is_builtin(line):
                 continue
             wanted = exc_types[n] if exc_types is not None and n < len(exc_types) else None
