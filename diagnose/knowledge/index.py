@@ -76,7 +76,7 @@ class MessageIndex:
         for n, raw in enumerate(messages):
             line = normalize(raw).strip()
             candidates = self.data.prefilter.found(line, self._key_start, self._key_ids)
-            if not candidates or matching.is_builtin(line):
+            if not candidates or matching.is_builtin(line, matching.boundaries(line)):
                 continue
             wanted = exc_types[n] if exc_types is not None and n < len(exc_types) else None
             best = self._best(line, candidates, wanted or matching.exception_of(line))

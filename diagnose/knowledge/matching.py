@@ -51,7 +51,7 @@ _BUILTINS = re.compile("|".join([
     r"\[Errno -?\d+\]", r"CUDA out of memory\. Tried to allocate", r"CUDA error: ", r"dictionary changed size during iteration",
     r"can only concatenate ", r"must be (?:str|int|real number|a tuple), not ", r"unhashable type",
     r"Expecting (?:value|property name enclosed in double quotes): line \d+ column", r"object of type '[^']+' has no len",
-    r"argument of type '[^']+' is not iterable", r"'NoneType' object ", r"^\s*KeyError: '", r"Connection reset by peer",
+    r"argument of type '[^']+' is not iterable", r"'NoneType' object ", r"Connection reset by peer",
     r"Broken pipe", r"Address already in use", r"Too many open files", r"Permission denied",
     r"undefined symbol: ", r"cannot open shared object file",
 ]))
@@ -74,9 +74,11 @@ def exception_of(line: str) -> str | None:
     return m.group(1) if m else None
 
 
-def is_builtin(line: str) -> bool:
-    """Whether the line carries one of Python's own messages."""
-    return _BUILTINS.search(line) is not None
+def is_builtin(line: str, starts: list[int]) -> bool:
+    """Whether the line's message is one of Python's own: it begins with one, at a boundary (a package's
+    message that quotes one, ``Failed to import from vllm._C with ModuleNotFoundError(...)``, stays the
+    package's)."""
+    return any(_BUILTINS.match(line, b) for b in starts)
 
 
 _HOLE = {kind: re.compile(rx) for kind, rx in HOLE_REGEX.items()}

@@ -34,7 +34,7 @@ _CODE_SUFFIX = re.compile(r"^\s*(?:PTA_ERROR|OPS_ERROR|DIST_ERROR|PROF_ERROR|GRA
 _PRI = re.compile(r"^PRI([diouxX])(?:8|16|32|64|MAX|PTR)$")
 # Names and punctuation that wrap or join text without adding to it: ``std::string("a") + x`` is "a" then x.
 _WRAPPERS = frozenset({"std", "string", "c_str", "str", "data", "const", "char", "static_cast", "u8"})
-_PUNCT = " \t\n()+<:>,*&.;=-"
+_PUNCT = " \t\n\\()+<:>,*&.;=-"  # a backslash ends each line of a macro body
 _KEYWORDS = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "defined", "do", "else"})
 _QUALIFIERS = re.compile(r"(?:\s*(?:const|noexcept|override|final|->\s*[\w:<>*&]+))+$")
 _IDENT_END = re.compile(r"([A-Za-z_~][\w:~]*)\s*$")
@@ -257,7 +257,7 @@ def _message(name: str, source: str, code: str, spans: list[tuple[int, int]]) ->
             site_code = first
             continue
         fmt = "".join(p if not isinstance(p, Hole) else "%s" for p in pieces)
-        if has_printf(fmt):
+        if has_printf("".join(p for p in pieces if not isinstance(p, Hole))):
             return printf(fmt), site_code
         if _STREAM_FAMILY.match(name):
             streamed: list[Piece] = list(pieces)
