@@ -159,6 +159,16 @@ def test_python_s_own_messages_win(tmp_path):
                        "AttributeError: 'NoneType' object has no attribute 'shape'"]) == [None, None]
 
 
+def test_a_package_template_of_python_s_own_words_claims_nothing(tmp_path):
+    idx = _tiny(tmp_path, [("p", "1.0", "p/a.py", "AttributeError", "'{}' object has no attribute '{}'", "ss"),
+                           ("p", "1.0", "p/b.py", "ERROR", "Failed to import from vllm._C with {}", "r")])
+    assert idx.lookup(["AttributeError: '_OpNamespace' '_C_ascend' object has no attribute 'npu_top_k'"]) == [None]
+    # A package message that quotes one of Python's own keeps its package.
+    line = "WARNING 08-06 08:32:23 [_custom_ops.py:20] Failed to import from vllm._C with " \
+           "ModuleNotFoundError(\"No module named 'vllm._C'\")"
+    assert idx.lookup([line])[0].path == "p/b.py"
+
+
 def test_the_longest_match_then_the_exception_then_the_newest_wins(tmp_path):
     idx = _tiny(tmp_path, [
         ("p", "1.0", "p/generic.py", "RuntimeError", "Worker failed with {}", "s"),

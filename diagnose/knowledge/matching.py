@@ -92,7 +92,7 @@ class Compiled:
     template: a lookup meets hundreds of templates once each, and compiling a regex for each cost more than
     the rest of the lookup."""
 
-    __slots__ = ("head", "continues", "literals", "lead")
+    __slots__ = ("head", "continues", "literals", "lead", "builtin")
 
     def __init__(self, template: str, holes: str) -> None:
         head, self.continues = first_line(parse(template, holes))
@@ -104,6 +104,8 @@ class Compiled:
         self.head = [p for p in pieces if p]
         self.literals = [p for p in self.head if not isinstance(p, Hole)]
         self.lead = self.head[0] if self.head and not isinstance(self.head[0], Hole) else ""
+        # A package that re-raises Python's own words (``'{}' object has no attribute '{}'``) does not own them.
+        self.builtin = _BUILTINS.match("".join("x" if isinstance(p, Hole) else p for p in self.head)) is not None
 
     def in_order(self, line: str) -> bool:
         """Whether every fixed piece occurs in the line, in order (a necessary condition of a full match)."""
@@ -141,6 +143,8 @@ class Compiled:
 
     def match(self, line: str, starts: list[int], literal: int, lead: int) -> Mode | None:
         """The strongest way this template matches the (normalised) line (None: not at all)."""
+        if self.builtin:
+            return None
         if self.in_order(line):
             # Whole: from a boundary to the end of the line.
             for b in starts:
