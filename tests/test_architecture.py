@@ -168,7 +168,7 @@ def test_only_the_entry_point_and_the_ground_are_at_the_top():
 def test_no_two_modules_share_a_file_name():
     seen: dict[str, list[str]] = {}
     for module, path in MODULES.items():
-        if path.name != "__init__.py":
+        if path.name not in ("__init__.py", "__main__.py"):
             seen.setdefault(path.name, []).append(module)
     assert {name: mods for name, mods in seen.items() if len(mods) > 1} == {}
 
