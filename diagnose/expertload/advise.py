@@ -7,7 +7,7 @@ from one window to the next, fit a placement on one window and score it on the n
 
 * ``windows``: at least ``MIN_WINDOWS`` days with load, else the evidence is insufficient.
 * ``rank_imbalance``: the share of layers whose measured rank max/mean is over the target on at least two thirds
-  of the days. A trial is worth it only when imbalance is the rule, not a bad hour (``MIN_PERSISTENT_SHARE``).
+  of the days (it supports a trial from ``MIN_PERSISTENT_SHARE``).
 * ``hot_overlap``: per layer, the hot experts (at least twice the layer mean) of one day against the next
   (Jaccard), averaged; a placement fitted on yesterday helps today only when the hot set stays.
 * ``holdout``: for each pair of consecutive days, a placement fitted on the first (placement.py, with the
@@ -15,7 +15,9 @@ from one window to the next, fit a placement on one window and score it on the n
   ratio. The smallest redundancy whose held-out worst layer reaches the target is reported.
 * ``eplb_running``: EPLB log lines were found, so loads may already be rebalanced (the evidence is then weaker).
 
-Timing (the cost of moving weights against the gain in step time) is not collected: the answer says so.
+A trial is recommended when the held-out placement lowers the measured mean over layers of the rank max/mean by
+``MIN_GAIN`` or more (MoE step time follows the slowest rank of each layer, summed over layers) and either the
+imbalance or the hot set persists; else it is not recommended now. Timing (the cost of moving weights against the gain in step time) is not collected: the answer says so.
 """
 
 from __future__ import annotations
@@ -106,5 +108,7 @@ def advise(days: list[list[list[float]]], measured: list[list[float | None]], n_
                                                  "redundant": float(red)}))
     if eplb_running:
         checks.append(AdviceCheck("eplb_running", None, {}))
-    verdict = "recommend_trial" if imbalance and helps and (stable or share >= 0.5) else "not_recommended_now"
+    # The held-out gain is the evidence that counts (it is the step time lost to the slowest rank, summed over
+    # layers); persistence, of the imbalance or of the hot set, says the gain will hold past the next day.
+    verdict = "recommend_trial" if helps and (imbalance or stable) else "not_recommended_now"
     return Advice(verdict=verdict, windows=len(days), checks=checks, redundant_experts=red if helps else None)

@@ -55,9 +55,10 @@ class Frames:
         frames = []
         for i, p in enumerate(places):
             f = p.frame()
-            if p.n_layers < loaded.n_layers and loaded.slots:  # MTP rows: contiguous slots
-                extra = contiguous(loaded.n_layers, loaded.slots).frame().filter(pl.col("layer") >= p.n_layers)
-                f = pl.concat([f, extra])
+            # MTP rows, which the map has no layer for: placed as its first layer (vllm-ascend gives an MTP layer
+            # layer 0's slots, eplb_utils.py:27-43; how MindIE places it is unverified)
+            first = f.filter(pl.col("layer") == 0)
+            f = pl.concat([f] + [first.with_columns(layer=pl.lit(li, pl.Int32)) for li in range(p.n_layers, loaded.n_layers)])
             frames.append(f.with_columns(pid=pl.lit(i, pl.Int32)))
         self.pf = pl.concat(frames)
         self.n_exp = max([p.n_experts() for p in places] + [int(self.pf["expert"].max() or -1) + 1])
@@ -94,7 +95,9 @@ class Frames:
 
     def rank_tokens(self, phys: pl.DataFrame, logi: pl.DataFrame, extra: tuple[str, ...] = ()) -> pl.DataFrame:
         keys = ["layer", "rank", *extra]
-        a = phys.group_by(keys).agg(tokens=pl.col("tokens").sum().cast(pl.Float64))
+        a = (phys.join(self.pid_of(phys["day"].unique().to_list()), on="day")  # routed slots only
+             .join(self.pf.select("pid", "layer", "rank", "slot"), on=["pid", "layer", "rank", "slot"], how="semi")
+             .group_by(keys).agg(tokens=pl.col("tokens").sum().cast(pl.Float64)))
         b = (logi.join(self.pid_of(logi["day"].unique().to_list()), on="day")
              .join(self.share, on=["pid", "layer", "expert"], how="inner")
              .group_by(keys).agg(tokens=(pl.col("tokens") * pl.col("share")).sum()))
