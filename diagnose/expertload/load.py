@@ -86,8 +86,8 @@ def _maps(inputs: Inputs, expert_map: str | None, config: dict[str, int], refuse
         if isinstance(got, Placement):
             got.day = day_of((src.rel or src.path), src.mtime)
             out.append(got)
-        elif isinstance(got, Refused) and got.reason != "bad_map":
-            refused.append(got)  # a JSON that is no map at all is simply not a map; a broken map is said
+        elif isinstance(got, Refused):
+            refused.append(got)  # a JSON with no layer_list is no map (None); a broken map is said
     out.sort(key=lambda p: (p.day or date.min))
     return out
 

@@ -92,13 +92,16 @@ def _shared(layers: list[list[list[int]]], dangling: int, n_routed: int | None) 
     return top
 
 
-def read_map(src: SourceFile, n_routed: int | None = None, dangling: int | None = None) -> Placement | Refused:
+def read_map(src: SourceFile, n_routed: int | None = None, dangling: int | None = None) -> Placement | Refused | None:
     """The map of ``src``, checked: a list of layers, each with the same number of devices, ids that are
-    experts. ``n_routed`` and ``dangling`` come from ``model_gen_config.json`` when there is one."""
+    experts; None for a JSON without ``layer_list`` (not a map). ``n_routed`` and ``dangling`` come from
+    ``model_gen_config.json`` when there is one."""
     if (src.size or 0) > MAX_JSON_BYTES:
         return refuse(src.path, "too_big", max=MAX_JSON_BYTES)
     try:
         data = json.loads(src.read().decode("utf-8", errors="replace"))
+        if not isinstance(data, dict) or "layer_list" not in data:
+            return None  # some other JSON: not a map at all
         layers = sorted(data["layer_list"], key=lambda x: int(x.get("layer_id", 0)))
         out: list[list[list[int]]] = []
         ids = 0
