@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from conftest import ROOT
@@ -97,3 +98,19 @@ def test_a_pt_file_that_names_a_function_is_refused_and_nothing_runs(tmp_path: P
     assert sorted(r["reason"] for r in data["refused"]) == ["pt_global", "pt_shape"]
     assert "os.system" in err
     assert data["heatmap"] == [[5, 1, 1, 1], [1, 1, 1, 5]]  # the good dump is counted
+
+
+def test_sglang_per_pass_dumps_of_every_rank_add_up_through_their_map(tmp_path: Path):
+    # 1 layer, 3 physical slots over 2 logical experts (expert 0 replicated); two ranks, two passes each
+    from diagnose.expertload.load import load
+
+    phys_map = Tensor([0, 1, 0], (1, 3), "LongStorage")
+    for rank, passes in ((0, ([4, 1, 2], [1, 0, 1])), (1, ([0, 3, 0], [2, 2, 2]))):
+        records = [{"forward_pass_id": i, "rank": rank, "gatherer_key": "primary",
+                    "global_physical_count": Tensor(list(p), (1, 3))} for i, p in enumerate(passes)]
+        save_pt(tmp_path / f"expert_distribution_recorder_1764000000.5_{rank}.pt",
+                {"records": records, "last_physical_to_logical_map": phys_map})
+    loaded = load([str(tmp_path)])
+    assert loaded.refused == []
+    got = loaded.logical.group_by("expert").agg(pl.col("tokens").sum()).sort("expert")["tokens"].to_list()
+    assert got == [12, 6]  # expert 0: slots 0 and 2, 4+2+1+1 + 0+0+2+2; expert 1: 1+0 + 3+2
