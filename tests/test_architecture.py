@@ -198,3 +198,26 @@ def test_every_module_imports_on_its_own():
     out = subprocess.run([sys.executable, "-c", script, *names], capture_output=True, text=True, cwd=ROOT,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+# The expert-load rooms (shared/reference/architecture.md): the analysis is a pass, so it reads only the layers
+# below it (parsers, knowledge, ingest, scan, the ground); its words are report/load's, which reads only model/,
+# the message catalog and report's own helpers; the command alone wires the two with the pipeline.
+ROOM_IMPORTS = {
+    "diagnose.expertload": ("diagnose.expertload", "diagnose.parsers", "diagnose.knowledge", "diagnose.ingest",
+                            "diagnose.scan", "diagnose.model", "diagnose.messages", "diagnose.cache"),
+    "diagnose.report.load": ("diagnose.report", "diagnose.model", "diagnose.messages"),
+}
+
+
+@pytest.mark.parametrize("room", sorted(ROOM_IMPORTS))
+def test_expert_load_rooms_import_only_what_lies_below_them(room):
+    allowed = ROOM_IMPORTS[room]
+    bad = {}
+    for module, path in MODULES.items():
+        if module == room or module.startswith(room + "."):
+            wrong = sorted(m for m in _imported(module, path) if m != "diagnose"
+                           and not any(m == a or m.startswith(a + ".") for a in allowed))
+            if wrong:
+                bad[module] = wrong
+    assert bad == {}

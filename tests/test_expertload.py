@@ -16,8 +16,10 @@ from click.testing import CliRunner
 
 from diagnose.cli import main
 from diagnose.expertload.load import load
-from diagnose.expertload.metrics import analyse
-from diagnose.expertload.placement import map_json, place_layer, rank_loads, recommend
+from diagnose.expertload.metrics import analyse as analyse_typed
+from diagnose.expertload.placement import place_layer, rank_loads, recommend
+from diagnose.expertload.readers.maps import map_json
+from diagnose.report.load.load_json import render as render_json
 from diagnose.parsers.registry import sniff
 from diagnose.parsers.lineframe import FileContext, lines_frame
 from diagnose.parsers.kinds.expert_hotspot import parse as parse_hotspot
@@ -25,6 +27,11 @@ from diagnose.pipeline import RuleFilters, Settings, read
 from diagnose.ingest.walk import iter_sources
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def analyse(loaded, *args, **kw) -> dict:
+    """The result as the JSON report has it (English words)."""
+    return json.loads(render_json(analyse_typed(loaded, *args, **kw)))
 SAMPLE = ROOT / "samples" / "expert-load-week" / "dumps"
 
 
@@ -251,7 +258,9 @@ def test_eplb_signals_both_formats(tmp_path: Path):
         (2, "eplb_imbalance_updated_mean"): 1.041, (2, "eplb_imbalance_updated_max"): 1.122,
         (3, "eplb_balancedness"): 0.52, (3, "eplb_avg_tokens"): 10388.2, (3, "eplb_max_tokens"): 19977.0,
     }
-    loaded_eplb = load([str(tmp_path)]).eplb
+    from diagnose.commands.expert_load import eplb_lines
+
+    loaded_eplb = eplb_lines(load([str(tmp_path)]).logs)
     assert loaded_eplb.height == 11 - 2  # avg/max tokens are not part of the report's EPLB series
 
 

@@ -18,9 +18,9 @@ from click.testing import CliRunner
 from diagnose.cli import main
 from diagnose.expertload.load import load
 from diagnose.expertload.metrics import analyse
-from diagnose.expertload.report_html import render as render_html
-from diagnose.expertload.report_json import render as render_json
-from diagnose.expertload.report_markdown import render as render_markdown
+from diagnose.report.load.load_json import render as render_json
+from diagnose.report.load.load_markdown import render as render_markdown
+from diagnose.report.load.load_page import render as render_html
 
 R, L, S = 16, 58, 16
 E = R * S

@@ -101,3 +101,44 @@ def test_sniffed_by_content_whatever_the_name():
     assert sniff("curl-output.txt", CLASSIC.strip("\n").split("\n")) == "vllm-metrics"
     assert sniff("node-0/metrics.txt", ["vllm:num_requests_running 3.0"]) == "vllm-metrics"
     assert sniff("serve.log", ["INFO 09-03 14:20:00 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s"]) == "vllm"
+
+
+NON_FINITE = """
+# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.
+# TYPE vllm:kv_cache_usage_perc gauge
+vllm:kv_cache_usage_perc{engine="0",model_name="DeepSeek-R1"} NaN
+vllm:kv_cache_usage_perc{engine="1",model_name="DeepSeek-R1"} +Inf
+vllm:kv_cache_usage_perc{engine="2",model_name="DeepSeek-R1"} 0.5
+# HELP vllm:num_requests_waiting Number of requests waiting to be processed.
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="DeepSeek-R1"} -Inf
+# HELP vllm:num_preemptions_total Cumulative number of preemption from the engine.
+# TYPE vllm:num_preemptions_total counter
+vllm:num_preemptions_total{engine="0",model_name="DeepSeek-R1"} NaN
+"""
+
+
+def test_non_finite_values_are_unknown_not_signals():
+    records, signals = helpers.parse("vllm-metrics", NON_FINITE, "metrics.txt")
+    got = _values(signals)
+    # NaN and +-Inf are no measurement: no signal at all, so no rule reads "KV cache usage at inf%"
+    assert got == {("kv_cache_usage_pct", "Engine 002"): 50.0}
+    assert records.height == len(NON_FINITE.strip("\n").split("\n"))  # every line kept as a record
+
+
+def test_a_snapshot_of_non_finite_values_reports_no_inf_and_stays_small(tmp_path):
+    import sys
+
+    from conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import peak
+    finally:
+        sys.path.pop(0)
+    (tmp_path / "metrics.txt").write_text("".join(NON_FINITE * 50))
+    proc, own = peak.run([sys.executable, "-m", "diagnose", "--format", "json", "--allow-partial", "--exit-zero",
+                          str(tmp_path / "metrics.txt")], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert "inf%" not in proc.stdout.lower() and "nan%" not in proc.stdout.lower()
+    assert own is not None and own["maxrss_mb"] < 500, own

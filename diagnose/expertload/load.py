@@ -1,6 +1,10 @@
-"""The expert-load report's inputs read and counted: ``load`` finds the dumps, the expert map and the EPLB
-log lines among the paths (inputs.py), decides the rows per block, and counts every dump's windows
-(windows.py: the counting rule) into one frame of loads per day, stage, rank, layer and slot.
+"""The expert-load inputs read and counted: ``load`` sends each file to its reader (inputs.py, readers/), decides
+the rows per block, counts every MindIE dump's windows (windows.py) into one frame of loads per day, stage, rank,
+layer and slot, and gathers the logical loads of the sources that count per expert (SGLang).
+
+Rows per block, in order of trust: ``--layers``; ``num_moe_layers`` of ``model_gen_config.json``; the period the
+dumps show when it is the map's layer count or one or two more (the MTP layers, which the map has no row for);
+the map's layer count; the period alone.
 """
 
 from __future__ import annotations
@@ -11,92 +15,157 @@ from typing import Any
 
 import polars as pl
 
-from diagnose.expertload.inputs import (
-    Placement, SourceFile, classify, detect_layers, natural_key, read_eplb, read_map,
-)
-from diagnose.expertload.windows import FIRST_WINDOW_MAX_INTERVALS, FileStat, Scan, chain_loads, median, scan
+from diagnose.expertload.inputs import Inputs, classify, day_of, natural_key
+from diagnose.expertload.readers import mindie, sglang
+from diagnose.expertload.readers.maps import Placement, read_map
+from diagnose.expertload.windows import FIRST_WINDOW_MAX_INTERVALS, Scan, chain_loads, median, scan
+from diagnose.ingest.metered import SourceFile
 from diagnose.ingest.walk import iter_sources
-from diagnose.model import Skipped, skip
+from diagnose.model import Skipped
+from diagnose.model.expert_load import FileStat, Note, Refused
 
 __all__ = ["FIRST_WINDOW_MAX_INTERVALS", "FileStat", "Loaded", "Placement", "load"]
 
-# A note for the report: a catalog key and its values (expertload/texts.py puts it in words).
-Note = tuple[str, dict[str, Any]]
+PHYSICAL = {"day": pl.Date, "stage": pl.String, "rank": pl.Int32, "layer": pl.Int32, "slot": pl.Int32, "tokens": pl.Int64}
+LOGICAL = {"day": pl.Date, "stage": pl.String, "layer": pl.Int32, "expert": pl.Int32, "tokens": pl.Int64}
 
 
 @dataclass
 class Loaded:
-    loads: pl.DataFrame  # day, stage, rank, layer, slot, tokens (one row per cell, per file/day)
-    n_layers: int
+    loads: pl.DataFrame  # PHYSICAL: one row per cell, per file/day
+    n_layers: int  # rows per block (MTP layers included)
     slots: dict[int, int]  # rank -> physical slots (columns)
-    placement: Placement | None  # from an expert map file, when one was given or found
-    eplb: pl.DataFrame  # ts, signal, value (EPLB log lines)
+    placements: list[Placement]  # expert maps, by day (the one given with --expert-map alone)
+    logical: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=LOGICAL))  # SGLang: per logical expert
+    logs: list[SourceFile] = field(default_factory=list)  # files that may hold EPLB lines
     files: list[FileStat] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    refused: list[Refused] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
-    layers_source: str = ""  # "option" (--layers), "map" (the expert map's moe_layer_count), "detected", ""
+    layers_source: str = ""  # "option", "config", "map", "detected", "logical"
     layers_votes: tuple[int, str] = (0, "")  # detected: how many files agreed, and one of them
-    first_window_max: float = 2.0  # the size test of a file's first window (FIRST_WINDOW_MAX_INTERVALS)
+    first_window_max: float = FIRST_WINDOW_MAX_INTERVALS
+    mtp_layers: int = 0
+    config: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def placement(self) -> Placement | None:
+        return self.placements[-1] if self.placements else None
+
+
+def _note(key: str, **params: Any) -> Note:
+    return Note(key, {k: str(v) for k, v in params.items()})
+
+
+def _config(inputs: Inputs, refused: list[Refused]) -> dict[str, int]:
+    votes: dict[tuple, int] = {}
+    for src in inputs.configs:
+        got = mindie.read_config(src)
+        if got is not None:
+            key = tuple(sorted(got.items()))
+            votes[key] = votes.get(key, 0) + 1
+    return dict(max(votes, key=lambda k: votes[k])) if votes else {}
+
+
+def _maps(inputs: Inputs, expert_map: str | None, config: dict[str, int], refused: list[Refused],
+          notes: list[Note]) -> list[Placement]:
+    n_routed = config.get("num_of_experts") or None
+    dangling = config.get("num_dangling_shared_experts") if config else None
+    if expert_map:
+        srcs = [s for s in iter_sources([expert_map]) if isinstance(s, SourceFile)]
+        got = read_map(srcs[0], n_routed, dangling) if srcs else None
+        if isinstance(got, Placement):
+            return [got]
+        if isinstance(got, Refused):
+            refused.append(got)
+        notes.append(_note("expertload.note.map_unreadable", path=expert_map))
+        return []
+    out = []
+    for src in sorted(inputs.maps, key=lambda s: natural_key(s.path)):
+        got = read_map(src, n_routed, dangling)
+        if isinstance(got, Placement):
+            got.day = day_of((src.rel or src.path), src.mtime)
+            out.append(got)
+        elif isinstance(got, Refused):
+            refused.append(got)  # a JSON with no layer_list is no map (None); a broken map is said
+    out.sort(key=lambda p: (p.day or date.min))
+    return out
+
+
+def _rows(dumps: list, checked: dict[str, int]) -> tuple[int | None, tuple[int, str]]:
+    """The period most of a few large dumps show."""
+    votes: dict[int, list[str]] = {}
+    for d in sorted(dumps, key=lambda d: -(d.src.size or 0))[:8]:
+        if d.display not in checked:
+            continue
+        try:
+            got = mindie.detect_layers(d.src, checked[d.display])
+        except Exception:  # noqa: BLE001 - a file that cannot be read is reported when it is counted
+            got = None
+        if got:
+            votes.setdefault(got, []).append(d.display)
+    if not votes:
+        return None, (0, "")
+    best = max(votes, key=lambda k: (len(votes[k]), -k))
+    return best, (len(votes[best]), votes[best][0])
 
 
 def load(paths: list[str], layers: int | None = None, expert_map: str | None = None,
          first_window_max: float = FIRST_WINDOW_MAX_INTERVALS) -> Loaded:
-    """Read the dumps, the expert map and EPLB lines; count the windows (module docstring).
-
-    ``first_window_max``: a file's first window with no observed predecessor is counted when it is at most this
-    many median block-to-block increments (rule 4).
-    """
-    dumps, maps, logs, skipped = classify(paths)
+    """Read every source under ``paths`` (module docstring); nothing is raised for bad input, it is refused."""
+    inputs = classify(paths)
+    refused: list[Refused] = []
     notes: list[Note] = []
-    placement = None
-    if expert_map:
-        srcs = [s for s in iter_sources([expert_map]) if isinstance(s, SourceFile)]
-        placement = read_map(srcs[0]) if srcs else None
-        if placement is None:
-            notes.append(("expertload.note.map_unreadable", {"path": expert_map}))
-    else:
-        for m in maps:
-            placement = read_map(m)
-            if placement is not None:
-                break
-    layers_source, layers_votes = ("option" if layers else ""), (0, "")
-    if layers is None and placement is not None:
-        layers, layers_source = placement.n_layers, "map"
-    dumps.sort(key=lambda d: (d.stage, d.rank, d.day or date.min, natural_key(d.display)))
-    if layers is None:
-        # Vote over a few files: a file with a counter reset in its head does not tell.
-        votes: dict[int, list[str]] = {}
-        for d in sorted(dumps, key=lambda d: -(d.src.size or 0))[:8]:
-            try:
-                got = detect_layers(d.src)
-            except Exception:  # noqa: BLE001 - a bad file is reported below
-                got = None
-            if got:
-                votes.setdefault(got, []).append(d.display)
-        if votes:
-            layers = max(votes, key=lambda k: (len(votes[k]), -k))
-            layers_source, layers_votes = "detected", (len(votes[layers]), votes[layers][0])
+    config = _config(inputs, refused)
+    placements = _maps(inputs, expert_map, config, refused, notes)
+    current = placements[-1] if placements else None
+    inputs.dumps.sort(key=lambda d: (d.stage, d.rank, d.day or date.min, natural_key(d.display)))
+    checked: dict[str, int] = {}
+    for d in inputs.dumps:
+        try:
+            bad, lines = mindie.check(d.src)
+        except Exception as exc:  # noqa: BLE001 - unreadable input is reported, never raised
+            bad, lines = Refused(d.display, "unreadable", {"detail": type(exc).__name__}), 0
+        if bad is not None:
+            refused.append(bad)
+        else:
+            checked[d.display] = lines
+    source, votes = ("option" if layers else ""), (0, "")
+    if layers is None and config:
+        layers, source = config["num_moe_layers"], "config"
+    if layers is None and inputs.dumps:
+        period, pvotes = _rows(inputs.dumps, checked)
+        if current is not None and period is not None and 0 <= period - current.n_layers <= 2:
+            layers, source, votes = period, "map", pvotes
+        elif current is not None:
+            layers, source = current.n_layers, "map"
+        elif period is not None:
+            layers, source, votes = period, "detected", pvotes
+    mtp = 0
+    if layers and current is not None and 0 < layers - current.n_layers <= 2:
+        mtp = layers - current.n_layers
     frames: list[pl.DataFrame] = []
     files: list[FileStat] = []
     slots: dict[int, int] = {}
     chains: dict[tuple[str, int], list[Scan]] = {}
-    for d in dumps:
-        if not layers:
-            skipped.append(Skipped(d.display, skip("layers_unknown")))
+    for d in inputs.dumps:
+        if d.display not in checked:
             continue
-        stat = FileStat(d.display, d.stage, d.rank, d.day.isoformat() if d.day else None, 0, 0, False)
+        if not layers:
+            refused.append(Refused(d.display, "rows_unknown", {}))
+            continue
+        stat = FileStat(path=d.display, stage=d.stage, rank=d.rank, day=d.day.isoformat() if d.day else None)
         try:
-            sc = scan(d, layers, stat)
+            sc = scan(d, layers, stat, checked[d.display])
         except Exception as exc:  # noqa: BLE001 - unreadable input is reported, never raised
-            skipped.append(Skipped(d.display, skip("bad_dump", error=f"{type(exc).__name__}: {exc}")))
+            refused.append(Refused(d.display, "unreadable", {"detail": type(exc).__name__}))
             continue
         files.append(stat)
-        if sc is None:  # no complete block: nothing to count
-            continue
-        chains.setdefault((d.stage, d.rank), []).append(sc)
+        if sc is not None:
+            chains.setdefault((d.stage, d.rank), []).append(sc)
     stage_inc = {st: median([s.inc for (s2, _), ch in chains.items() if s2 == st for s in ch if s.inc])
                  for st in {k[0] for k in chains}}
-    for (st, rank), chain in chains.items():
+    for (st, _rank), chain in chains.items():
         for sc, long in chain_loads(chain, layers, stage_inc.get(st), first_window_max):
             if long is None:
                 continue
@@ -105,9 +174,29 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
             frames.append(long.with_columns(day=pl.lit(d.day, pl.Date), stage=pl.lit(d.stage), rank=pl.lit(d.rank, pl.Int32)))
         for sc in chain:
             sc.blocks.clear()
-    schema = {"day": pl.Date, "stage": pl.String, "rank": pl.Int32, "layer": pl.Int32, "slot": pl.Int32, "tokens": pl.Int64}
-    loads = pl.concat([f.select(list(schema)) for f in frames]) if frames else pl.DataFrame(schema=schema)
-    return Loaded(loads, layers or 0, slots, placement, read_eplb(logs), files, skipped, notes, layers_source,
-                  layers_votes, first_window_max)
+    loads = pl.concat([f.select(list(PHYSICAL)) for f in frames]) if frames else pl.DataFrame(schema=PHYSICAL)
+    logical = _sglang(inputs, files, refused, notes)
+    if logical.height and not layers:
+        layers, source = int(logical["layer"].max()) + 1, "logical"
+        if current is not None and 0 < layers - current.n_layers <= 2:
+            mtp = layers - current.n_layers
+    return Loaded(loads, layers or 0, slots, placements, logical, inputs.logs, files, inputs.skipped, refused, notes,
+                  source, votes, first_window_max, mtp, config)
 
 
+def _sglang(inputs: Inputs, files: list[FileStat], refused: list[Refused], notes: list[Note]) -> pl.DataFrame:
+    """Each SGLang dump is a window of its own (the recorder resets when it dumps): counted whole."""
+    frames = []
+    for src, day in sorted(inputs.sglang, key=lambda x: natural_key(x[0].path)):
+        got, info = sglang.read_dump(src)
+        if isinstance(got, Refused):
+            refused.append(got)
+            continue
+        stat = FileStat(path=src.path, stage="mixed", rank=int(info.get("rank", 0) or 0),
+                        day=day.isoformat() if day else None, blocks=1, windows=1, counted=1, first="start",
+                        first_counted=True, source="sglang")
+        files.append(stat)
+        if info.get("mode") == 0 and info.get("rows") and info.get("filled") == info.get("rows"):
+            notes.append(_note("expertload.note.sglang_buffer_full", path=src.path, rows=info["rows"]))
+        frames.append(got.with_columns(day=pl.lit(day, pl.Date), stage=pl.lit("mixed")).select(list(LOGICAL)))
+    return pl.concat(frames) if frames else pl.DataFrame(schema=LOGICAL)

@@ -1,183 +1,247 @@
-"""Aggregation and imbalance metrics of the expert-load report.
+"""Aggregation and imbalance measures of the expert-load report, as one ``ExpertLoadResult`` (model/expert_load.py).
 
 Definitions:
 
-* expert level: per layer, the tokens of each logical expert (replicas summed); ``max/mean`` and the
-  coefficient of variation ``cv = std/mean`` (population std) over all logical experts of the layer;
-* rank level: per layer, the tokens each rank computed (through the placement); ``max/mean`` (the
-  peak-to-average ratio vllm-ascend logs) and ``cv`` over ranks;
-* a hot expert's ``share`` is its fraction of the layer's tokens, ``load_over_mean`` its tokens over the
-  layer's mean per expert.
-
-The result is one JSON-ready dict that every report format renders; its texts (why a window was not counted,
-the counting rule, notes, labels) are in the language asked for (texts.py).
+* expert level: per layer, the tokens of each logical expert (replicas summed through the placement in force on
+  the day); ``max/mean`` and the coefficient of variation ``cv = std/mean`` (population std) over the routed
+  experts of the layer. Slots of the shared expert (MindIE ``mix_shared_routing``) and dangling devices are not
+  routed experts and are left out;
+* rank level: per layer, the tokens each rank computed; ``max/mean`` (the peak-to-average ratio vllm-ascend logs)
+  and ``cv`` over ranks. Sources that count per logical expert (SGLang) give ranks their experts' tokens split
+  evenly over the replicas (an estimate, ``window.rank_estimated``);
+* a hot expert's ``share`` is its fraction of the layer's tokens, ``load_over_mean`` its tokens over the layer's
+  mean per expert. MTP layers (rows the map has none for) are measured but kept out of the summary, the hot
+  experts and the suggested map.
 """
 
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import Any
 
+import msgspec
 import polars as pl
 
-from diagnose.expertload import texts
-from diagnose.expertload.load import FIRST_WINDOW_MAX_INTERVALS, Loaded, Placement
-from diagnose.expertload.placement import map_json, recommend
-from diagnose.messages import Messages, messages
+from diagnose.expertload import summaries
+from diagnose.expertload.advise import advise as advise_on
+from diagnose.expertload.load import Loaded
+from diagnose.expertload.placement import recommend
+from diagnose.expertload.readers.maps import Placement, contiguous, map_json
+from diagnose.expertload.summaries import rnd
+from diagnose.model.expert_load import (
+    DayLayer, DayStats, ExpertLoadResult, ExpertMap, HotExpert, LayerAfter, LayerStats, Note, PlacementSpan, RankTokens, Ratios,
+    Recommendation, Summary, Tried, TrendCell, Window,
+)
 
 HOT_LOAD_OVER_MEAN = 2.0  # an expert with twice the layer's mean load is "hot"
 
 
-def placement_for(loaded: Loaded) -> tuple[Placement, list]:
-    """The current placement: the expert map when it fits the dumps, else contiguous ids per rank."""
-    notes = []
-    ranks = sorted(loaded.slots)
-    if loaded.placement is not None:
-        p = loaded.placement
-        ok = p.n_layers == loaded.n_layers and all(
-            r < p.n_ranks and all(len(lay[r]) == loaded.slots[r] for lay in p.layers) for r in ranks)
-        if ok:
-            return p, notes
-        notes.append(("expertload.note.map_mismatch", {"path": p.source[4:]}))
-    n_ranks = (max(ranks) + 1) if ranks else 0
-    width = max(loaded.slots.values(), default=0)
-    per_rank = [loaded.slots.get(r, width) for r in range(n_ranks)]
-    offsets = [sum(per_rank[:r]) for r in range(n_ranks)]
-    layer = [[offsets[r] + s for s in range(per_rank[r])] for r in range(n_ranks)]
-    return Placement([layer for _ in range(loaded.n_layers)], "contiguous"), notes
+class Frames:
+    """The placements by day and the two ways loads arrive (per slot, per logical expert), as expert and rank
+    tokens of any subset of days."""
+
+    def __init__(self, loaded: Loaded):
+        self.loaded = loaded
+        places = [p for p in loaded.placements if self._fits(p)]
+        self.notes = [("expertload.note.map_mismatch", {"path": p.source[4:]}) for p in loaded.placements
+                      if p not in places]
+        if not places:
+            if loaded.slots:
+                places = [contiguous(loaded.n_layers, loaded.slots)]
+            else:
+                n_exp = int(loaded.logical["expert"].max()) + 1 if loaded.logical.height else 0
+                places = [contiguous(loaded.n_layers, {0: n_exp})]
+                places[0].source = "logical"
+        self.places = places
+        frames = []
+        for i, p in enumerate(places):
+            f = p.frame()
+            # MTP rows, which the map has no layer for: placed as its first layer (vllm-ascend gives an MTP layer
+            # layer 0's slots, eplb_utils.py:27-43; how MindIE places it is unverified)
+            first = f.filter(pl.col("layer") == 0)
+            f = pl.concat([f] + [first.with_columns(layer=pl.lit(li, pl.Int32)) for li in range(p.n_layers, loaded.n_layers)])
+            frames.append(f.with_columns(pid=pl.lit(i, pl.Int32)))
+        self.pf = pl.concat(frames)
+        self.n_exp = max([p.n_experts() for p in places] + [int(self.pf["expert"].max() or -1) + 1])
+        if loaded.logical.height:
+            self.n_exp = max(self.n_exp, int(loaded.logical["expert"].max()) + 1)
+        self.ranks = sorted(set(self.pf["rank"].to_list()))
+        self.share = (self.pf.group_by("pid", "layer", "expert", "rank").agg(n=pl.len())
+                      .with_columns(share=pl.col("n") / pl.col("n").sum().over("pid", "layer", "expert")))
+
+    def _fits(self, p: Placement) -> bool:
+        lo = self.loaded
+        if not 0 <= lo.n_layers - p.n_layers <= 2:
+            return False
+        return all(r < p.n_ranks and all(len(lay[r]) == lo.slots[r] for lay in p.layers) for r in lo.slots)
+
+    def pid_of(self, days: list[date]) -> pl.DataFrame:
+        """day -> the placement in force: the last one dated on or before it (else the first)."""
+        out = []
+        for d in days:
+            pid = 0
+            for i, p in enumerate(self.places):
+                if p.day is None or d is None or p.day <= d:
+                    pid = i
+            out.append(pid)
+        return pl.DataFrame({"day": days, "pid": out}, schema={"day": pl.Date, "pid": pl.Int32})
+
+    def expert_tokens(self, phys: pl.DataFrame, logi: pl.DataFrame, extra: tuple[str, ...] = ()) -> pl.DataFrame:
+        keys = ["layer", "expert", *extra]
+        a = (phys.join(self.pid_of(phys["day"].unique().to_list()), on="day")
+             .join(self.pf, on=["pid", "layer", "rank", "slot"], how="inner")
+             .group_by(keys).agg(tokens=pl.col("tokens").sum().cast(pl.Float64)))
+        b = logi.group_by(keys).agg(tokens=pl.col("tokens").sum().cast(pl.Float64))
+        return pl.concat([a, b]).group_by(keys).agg(pl.col("tokens").sum())
+
+    def rank_tokens(self, phys: pl.DataFrame, logi: pl.DataFrame, extra: tuple[str, ...] = ()) -> pl.DataFrame:
+        keys = ["layer", "rank", *extra]
+        a = (phys.join(self.pid_of(phys["day"].unique().to_list()), on="day")  # routed slots only
+             .join(self.pf.select("pid", "layer", "rank", "slot"), on=["pid", "layer", "rank", "slot"], how="semi")
+             .group_by(keys).agg(tokens=pl.col("tokens").sum().cast(pl.Float64)))
+        b = (logi.join(self.pid_of(logi["day"].unique().to_list()), on="day")
+             .join(self.share, on=["pid", "layer", "expert"], how="inner")
+             .group_by(keys).agg(tokens=(pl.col("tokens") * pl.col("share")).sum()))
+        return pl.concat([a, b]).group_by(keys).agg(pl.col("tokens").sum())
 
 
-def _stats(frame: pl.DataFrame, keys: list[str], col: str = "tokens") -> pl.DataFrame:
+def _stats(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     return frame.group_by(keys).agg(
-        total=pl.col(col).sum(),
-        mean=pl.col(col).mean(),
-        max=pl.col(col).max(),
-        std=pl.col(col).std(ddof=0),
+        total=pl.col("tokens").sum(), mean=pl.col("tokens").mean(), max=pl.col("tokens").max(),
+        std=pl.col("tokens").std(ddof=0),
     ).with_columns(
         max_over_mean=pl.when(pl.col("mean") > 0).then(pl.col("max") / pl.col("mean")),
         cv=pl.when(pl.col("mean") > 0).then(pl.col("std") / pl.col("mean")),
     ).sort(keys)
 
 
-def _r(x: float | None, n: int = 8) -> float | None:
-    return None if x is None else round(float(x), n)
+def _mean(values: list[float | None]) -> float | None:
+    v = [x for x in values if x is not None]
+    return rnd(sum(v) / len(v)) if v else None
+
+
+def _worst(values: list[float | None]) -> float | None:
+    v = [x for x in values if x is not None]
+    return rnd(max(v)) if v else None
 
 
 def analyse(loaded: Loaded, since: date | None = None, until: date | None = None, stage: str = "all",
-            top: int = 10, target: float = 1.15, lang: str = "en") -> dict[str, Any]:
-    msg = messages(lang)
-    place, notes = placement_for(loaded)
-    notes = [texts.note(n, msg) for n in loaded.notes + notes]
-    n_layers, n_exp = loaded.n_layers, place.n_experts()
-    n_ranks = place.n_ranks
-    pf = place.frame()
-    loads = loaded.loads.filter(pl.col("day").is_not_null())
+            top: int = 10, target: float = 1.15, eplb: pl.DataFrame | None = None,
+            advise: bool = False) -> ExpertLoadResult:
+    """The report window's measures (module docstring); ``advise`` adds the answer of advise.py."""
+    fr = Frames(loaded)
+    n_layers, n_exp, ranks = loaded.n_layers, fr.n_exp, fr.ranks
+    main = n_layers - loaded.mtp_layers  # layers the summary, hot experts and map cover
+    notes = list(loaded.notes) + [Note(k, v) for k, v in fr.notes]
+    cur = fr.places[-1]
+    phys, logi = loaded.loads.filter(pl.col("day").is_not_null()), loaded.logical.filter(pl.col("day").is_not_null())
     if stage != "all":
-        loads = loads.filter(pl.col("stage") == stage)
-    days_present = sorted(set(loads["day"].to_list()))
-    if until is None:
-        until = days_present[-1] if days_present else None
-    if since is None and until is not None:
-        since = until - timedelta(days=6)
-    result: dict[str, Any] = {
-        "window": {"since": since.isoformat() if since else None, "until": until.isoformat() if until else None,
-                   "stage": stage, "layers": n_layers, "ranks": n_ranks, "experts": n_exp,
-                   "placement": place.source, "placement_text": texts.placement_source(place.source, msg),
-                   "layers_from": texts.layers_from(loaded.layers_source, loaded.layers_votes, msg)},
-        "lang": msg.lang,
-        "notes": notes,
-    }
+        phys, logi = phys.filter(pl.col("stage") == stage), logi.filter(pl.col("stage") == stage)
+    days_present = sorted(set(phys["day"].to_list()) | set(logi["day"].to_list()))
+    until = until or (days_present[-1] if days_present else None)
+    since = since or (until - timedelta(days=6) if until else None)
+    placement = cur.source if len(fr.places) == 1 else f"maps:{len(fr.places)}"
+    window = Window(since=since.isoformat() if since else None, until=until.isoformat() if until else None,
+                    stage=stage, layers=n_layers, ranks=len(ranks), experts=n_exp, placement=placement,
+                    layers_source=loaded.layers_source, layers_votes=loaded.layers_votes, mtp_layers=loaded.mtp_layers,
+                    shared_slots=sum(1 for dev in (cur.layers[0] if cur.layers else []) for e in dev if e == cur.shared_id),
+                    rank_estimated=bool(logi.height))
+    spans = [PlacementSpan(p.source[4:] if p.source.startswith("map:") else p.source,
+                           p.day.isoformat() if p.day else None,
+                           (fr.places[i + 1].day - timedelta(days=1)).isoformat() if i + 1 < len(fr.places) and fr.places[i + 1].day else None,
+                           p.redundant()) for i, p in enumerate(fr.places)]
+    result = ExpertLoadResult(window=window, notes=notes, refused=list(loaded.refused), files=loaded.files,
+                              resets=sum(f.resets for f in loaded.files), placements=spans,
+                              recommendation=Recommendation(target=target, reason="no_data"),
+                              eplb=summaries.eplb(eplb))
     if until is None or since is None:
-        result.update(layers=[], counting={}, hot_experts=[], recommendation={"reached": False, "reason": msg("expertload.no_data")},
-                      days=[], ranks=[], heatmap=[], trend=[], missing={"days": [], "rank_files": []}, over_threshold=[])
         return result
-    in_window = pl.col("day").is_between(since, until)
-    win = loads.filter(in_window)
-    prev = loads.filter(pl.col("day").is_between(since - timedelta(days=7), since - timedelta(days=1)))
+    win_p, win_l = phys.filter(pl.col("day").is_between(since, until)), logi.filter(pl.col("day").is_between(since, until))
+    prev_range = (since - timedelta(days=7), since - timedelta(days=1))
+    prev_p, prev_l = phys.filter(pl.col("day").is_between(*prev_range)), logi.filter(pl.col("day").is_between(*prev_range))
     cal = [since + timedelta(days=i) for i in range((until - since).days + 1)]
     win_days = [d for d in days_present if since <= d <= until]
-    result["window"].update(days_with_data=[d.isoformat() for d in win_days],
-                            tokens=int(win["tokens"].sum()),
-                            previous_window_days=sorted({d.isoformat() for d in prev["day"].to_list()}))
-
-    # Missing inputs: calendar days without a dump, and rank files absent on a day that other ranks have.
-    missing_files = []
-    per_stage = loaded.loads.select("day", "stage", "rank").unique()
-    for st in sorted(set(per_stage["stage"].to_list())):
-        ranks_seen = set(per_stage.filter(pl.col("stage") == st)["rank"].to_list())
-        ranks_seen |= {f.rank for f in loaded.files if f.stage == st}
-        present = {(f.day, f.rank) for f in loaded.files if f.stage == st}
-        days_st = sorted({f.day for f in loaded.files if f.stage == st and f.day})
-        for d in days_st:
-            if not (since.isoformat() <= d <= until.isoformat()):
-                continue
-            for r in sorted(ranks_seen):
-                if (d, r) not in present:
-                    missing_files.append({"day": d, "stage": st, "rank": r})
-    result["missing"] = {"days": [d.isoformat() for d in cal if d not in win_days], "rank_files": missing_files}
-    for f in loaded.files:
-        f.why = texts.why(f, loaded.first_window_max, msg)
-    result["files"] = [dict(f.__dict__) for f in loaded.files]
-    result["resets"] = sum(f.resets for f in loaded.files)
-    result["counting"] = counting_summary(loaded.files, since, until, stage, loaded.first_window_max, msg)
-
+    window.days_with_data = [d.isoformat() for d in win_days]
+    window.tokens = int(win_p["tokens"].sum() + win_l["tokens"].sum())
+    window.previous_window_days = sorted({d.isoformat() for d in prev_p["day"].to_list() + prev_l["day"].to_list()})
+    result.missing = summaries.missing(loaded.loads, loaded.files, cal, win_days, since, until)
+    result.counting = summaries.counting(loaded.files, since, until, stage, loaded.first_window_max)
     grid_e = pl.DataFrame({"layer": list(range(n_layers))}, schema={"layer": pl.Int32}).join(
         pl.DataFrame({"expert": list(range(n_exp))}, schema={"expert": pl.Int32}), how="cross")
     grid_r = pl.DataFrame({"layer": list(range(n_layers))}, schema={"layer": pl.Int32}).join(
-        pl.DataFrame({"rank": list(range(n_ranks))}, schema={"rank": pl.Int32}), how="cross")
+        pl.DataFrame({"rank": ranks}, schema={"rank": pl.Int32}), how="cross")
 
-    def expert_tokens(frame: pl.DataFrame, extra: list[str] = ()) -> pl.DataFrame:
-        j = frame.join(pf, on=["layer", "rank", "slot"], how="inner")
-        return j.group_by(["layer", "expert", *extra]).agg(tokens=pl.col("tokens").sum())
-
-    def rank_tokens(frame: pl.DataFrame, extra: list[str] = ()) -> pl.DataFrame:
-        return frame.group_by(["layer", "rank", *extra]).agg(tokens=pl.col("tokens").sum())
-
-    def per_layer(frame: pl.DataFrame) -> tuple[list[dict[str, Any]], pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    def per_layer(p: pl.DataFrame, lg: pl.DataFrame) -> tuple[list[LayerStats], pl.DataFrame, pl.DataFrame, pl.DataFrame]:
         """Per-layer numbers of one set of loads (the window, or one day): the same fields everywhere."""
-        et = grid_e.join(expert_tokens(frame), on=["layer", "expert"], how="left").with_columns(pl.col("tokens").fill_null(0))
-        rt = grid_r.join(rank_tokens(frame), on=["layer", "rank"], how="left").with_columns(pl.col("tokens").fill_null(0))
+        et = grid_e.join(fr.expert_tokens(p, lg), on=["layer", "expert"], how="left").with_columns(pl.col("tokens").fill_null(0.0))
+        rt = grid_r.join(fr.rank_tokens(p, lg), on=["layer", "rank"], how="left").with_columns(pl.col("tokens").fill_null(0.0))
         es, rs = _stats(et, ["layer"]), _stats(rt, ["layer"])
-        st = {(x["layer"], x["stage"]): x["tokens"]
-              for x in frame.group_by("layer", "stage").agg(pl.col("tokens").sum()).iter_rows(named=True)}
-        rows = [{
-            "layer": e["layer"], "tokens": int(e["total"]), "prefill_tokens": int(st.get((e["layer"], "prefill"), 0)),
-            "decode_tokens": int(st.get((e["layer"], "decode"), 0)),
-            "imbalance_max_over_mean": _r(e["max_over_mean"]), "cv": _r(e["cv"]),
-            "rank_max_over_mean": _r(r["max_over_mean"]), "rank_cv": _r(r["cv"]),
-        } for e, r in zip(es.iter_rows(named=True), rs.iter_rows(named=True))]
+        st = {(x["layer"], x["stage"]): x["tokens"] for x in pl.concat([p.select("layer", "stage", "tokens"), lg.select(
+            "layer", "stage", "tokens")]).group_by("layer", "stage").agg(pl.col("tokens").sum()).iter_rows(named=True)}
+        rows = [LayerStats(layer=e["layer"], tokens=int(round(e["total"])), prefill_tokens=int(st.get((e["layer"], "prefill"), 0)),
+                           decode_tokens=int(st.get((e["layer"], "decode"), 0)),
+                           imbalance_max_over_mean=rnd(e["max_over_mean"]), cv=rnd(e["cv"]),
+                           rank_max_over_mean=rnd(r["max_over_mean"]), rank_cv=rnd(r["cv"]))
+                for e, r in zip(es.iter_rows(named=True), rs.iter_rows(named=True))]
         return rows, et, rt, es
 
-    layers, et, rt, es = per_layer(win)
-    prev_rs = None
-    if prev.height:
-        pr = grid_r.join(rank_tokens(prev), on=["layer", "rank"], how="left").with_columns(pl.col("tokens").fill_null(0))
+    layers, et, rt, es = per_layer(win_p, win_l)
+    if prev_p.height or prev_l.height:
+        pr = grid_r.join(fr.rank_tokens(prev_p, prev_l), on=["layer", "rank"], how="left").with_columns(pl.col("tokens").fill_null(0.0))
         prev_rs = {r["layer"]: r["max_over_mean"] for r in _stats(pr, ["layer"]).iter_rows(named=True)}
-    for x in layers:
-        x["previous_rank_max_over_mean"] = _r(prev_rs.get(x["layer"])) if prev_rs else None
-    result["layers"] = layers
-    cur = [x["rank_max_over_mean"] for x in layers if x["rank_max_over_mean"] is not None]
-    old = [x["previous_rank_max_over_mean"] for x in layers if x["previous_rank_max_over_mean"] is not None]
-    result["summary"] = {
-        "rank_max_over_mean_layer_mean": _r(sum(cur) / len(cur)) if cur else None,
-        "rank_max_over_mean_worst_layer": _r(max(cur)) if cur else None,
-        "previous_week_rank_max_over_mean_layer_mean": _r(sum(old) / len(old)) if old else None,
-        "previous_week_rank_max_over_mean_worst_layer": _r(max(old)) if old else None,
-        "layers_over_target": sorted(x["layer"] for x in layers if (x["rank_max_over_mean"] or 0) > target),
-    }
+        for x in layers:
+            x.previous_rank_max_over_mean = rnd(prev_rs.get(x.layer))
+    result.layers = layers
+    now = [x.rank_max_over_mean for x in layers[:main]]
+    old = [x.previous_rank_max_over_mean for x in layers[:main]]
+    result.summary = Summary(rank_max_over_mean_layer_mean=_mean(now), rank_max_over_mean_worst_layer=_worst(now),
+                             previous_week_rank_max_over_mean_layer_mean=_mean(old),
+                             previous_week_rank_max_over_mean_worst_layer=_worst(old),
+                             layers_over_target=sorted(x.layer for x in layers[:main] if (x.rank_max_over_mean or 0) > target))
+    result.hot_experts = _hot(fr, et, es, win_p, win_l, prev_p, prev_l, main, n_exp, top, cur)
 
-    # Hot experts: highest load over the layer mean, across layers.
-    hot = et.join(es.select("layer", "total", "mean"), on="layer").with_columns(
+    # Per day: the same per-layer numbers as the window; the trend and the day summary are read from them.
+    daily: list[list[list[float]]] = []
+    for d in win_days:
+        dp, dl = win_p.filter(pl.col("day") == d), win_l.filter(pl.col("day") == d)
+        rows, det, _, _ = per_layer(dp, dl)
+        if advise:
+            det = det.filter(pl.col("layer") < main).sort("layer", "expert")
+            daily.append([part["tokens"].to_list() for _, part in det.group_by("layer", maintain_order=True)])
+        ratios = [x.rank_max_over_mean for x in rows[:main]]
+        result.days.append(DayStats(day=d.isoformat(), tokens=int(dp["tokens"].sum() + dl["tokens"].sum()),
+                                    rank_max_over_mean_layer_mean=_mean(ratios), rank_max_over_mean_worst_layer=_worst(ratios),
+                                    layers=[DayLayer(**{f: getattr(x, f) for f in DayLayer.__struct_fields__}) for x in rows]))
+        result.trend += [TrendCell(d.isoformat(), x.layer, x.rank_max_over_mean, x.imbalance_max_over_mean) for x in rows]
+    result.over_threshold = [t for t in result.trend if t.layer < main and (t.rank_max_over_mean or 0) > target]
+    rtot = rt.group_by("rank").agg(pl.col("tokens").sum()).sort("rank")
+    rstage = fr.rank_tokens(win_p, win_l, ("stage",)).group_by("rank", "stage").agg(pl.col("tokens").sum())
+    by = {(r, s): t for r, s, t in rstage.select("rank", "stage", "tokens").iter_rows()}
+    result.ranks = [RankTokens(r, int(round(t)), int(round(by.get((r, "prefill"), 0))), int(round(by.get((r, "decode"), 0))))
+                    for r, t in rtot.select("rank", "tokens").iter_rows()]
+    mat = et.sort("layer", "expert")
+    result.heatmap = [[int(round(v)) for v in part["tokens"].to_list()] for _, part in mat.group_by("layer", maintain_order=True)]
+    rmat = rt.sort("layer", "rank")
+    result.rank_heatmap = [[int(round(v)) for v in part["tokens"].to_list()] for _, part in rmat.group_by("layer", maintain_order=True)]
+    result.recommendation = _recommend(result, cur, len(ranks), main, target, n_exp)
+    if advise:
+        measured = [[x.rank_max_over_mean for x in d.layers[:main]] for d in result.days]
+        result.advice = advise_on(daily, measured, len(ranks), target, result.recommendation.current_redundant_experts,
+                                  bool(eplb is not None and eplb.height))
+    return result
+
+
+def _hot(fr: Frames, et, es, win_p, win_l, prev_p, prev_l, main: int, n_exp: int, top: int, cur: Placement) -> list[HotExpert]:
+    """The experts with the highest load over their layer's mean, across the main layers."""
+    hot = et.filter(pl.col("layer") < main).join(es.select("layer", "total", "mean"), on="layer").with_columns(
         share=pl.when(pl.col("total") > 0).then(pl.col("tokens") / pl.col("total")),
         load_over_mean=pl.when(pl.col("mean") > 0).then(pl.col("tokens") / pl.col("mean")),
     ).sort(["load_over_mean", "layer", "expert"], descending=[True, False, False], nulls_last=True).head(top)
-    daily = expert_tokens(win, ["day"])
+    daily = fr.expert_tokens(win_p, win_l, ("day",))
     daily = daily.join(daily.group_by("layer", "day").agg(dsum=pl.col("tokens").sum()), on=["layer", "day"]).with_columns(
         dlom=pl.col("tokens") / (pl.col("dsum") / n_exp))
-    by_stage = expert_tokens(win, ["stage"])
-    prev_e = expert_tokens(prev) if prev.height else None
-    prev_tot = prev_e.group_by("layer").agg(ptot=pl.col("tokens").sum()) if prev_e is not None else None
-    hot_rows = []
+    by_stage = fr.expert_tokens(win_p, win_l, ("stage",))
+    prev_e = fr.expert_tokens(prev_p, prev_l) if (prev_p.height or prev_l.height) else None
+    out = []
     for h in hot.iter_rows(named=True):
         li, ex = h["layer"], h["expert"]
         sel = (pl.col("layer") == li) & (pl.col("expert") == ex)
@@ -186,114 +250,34 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
         prev_lom = None
         if prev_e is not None:
             pt = prev_e.filter(sel)["tokens"].sum()
-            ptot = prev_tot.filter(pl.col("layer") == li)["ptot"].sum()
-            prev_lom = _r(pt / (ptot / n_exp)) if ptot else None
-        hot_rows.append({
-            "layer": li, "expert": ex, "tokens": int(h["tokens"]), "share": _r(h["share"]),
-            "load_over_mean": _r(h["load_over_mean"]), "hot": bool((h["load_over_mean"] or 0) >= HOT_LOAD_OVER_MEAN),
-            "ranks": sorted({r for r, dev in enumerate(place.layers[li]) for x in dev if x == ex}),
-            "prefill_tokens": int(s.get("prefill", 0)), "decode_tokens": int(s.get("decode", 0)),
-            "days_hot": int((d["dlom"] >= HOT_LOAD_OVER_MEAN).sum()), "days_seen": d.height,
-            "previous_load_over_mean": prev_lom,
-        })
-    result["hot_experts"] = hot_rows
-
-    # Per day: the same per-layer numbers as the window; the trend and the day summary are read from them.
-    result["days"], result["trend"] = [], []
-    for d in win_days:
-        day_frame = win.filter(pl.col("day") == d)
-        rows, _, _, _ = per_layer(day_frame)
-        ratios = [x["rank_max_over_mean"] for x in rows if x["rank_max_over_mean"] is not None]
-        result["days"].append({
-            "day": d.isoformat(), "tokens": int(day_frame["tokens"].sum()),
-            "rank_max_over_mean_layer_mean": _r(sum(ratios) / len(ratios)) if ratios else None,
-            "rank_max_over_mean_worst_layer": _r(max(ratios)) if ratios else None,
-            "layers": rows,
-        })
-        result["trend"] += [{"day": d.isoformat(), "layer": x["layer"], "rank_max_over_mean": x["rank_max_over_mean"],
-                             "imbalance_max_over_mean": x["imbalance_max_over_mean"]} for x in rows]
-    result["over_threshold"] = [t for t in result["trend"] if (t["rank_max_over_mean"] or 0) > target]
-    rtot = rt.group_by("rank").agg(pl.col("tokens").sum()).sort("rank")
-    rstage = win.group_by("rank", "stage").agg(pl.col("tokens").sum())
-    result["ranks"] = [{"rank": r["rank"], "tokens": int(r["tokens"]),
-                        "prefill_tokens": int(rstage.filter((pl.col("rank") == r["rank"]) & (pl.col("stage") == "prefill"))["tokens"].sum()),
-                        "decode_tokens": int(rstage.filter((pl.col("rank") == r["rank"]) & (pl.col("stage") == "decode"))["tokens"].sum())}
-                       for r in rtot.iter_rows(named=True)]
-    mat = et.sort("layer", "expert")
-    result["heatmap"] = [mat.filter(pl.col("layer") == li)["tokens"].to_list() for li in range(n_layers)]
-    result["rank_heatmap"] = [rt.filter(pl.col("layer") == li).sort("rank")["tokens"].to_list() for li in range(n_layers)]
-
-    # Recommendation.
-    before = [x["rank_max_over_mean"] for x in layers if x["rank_max_over_mean"] is not None]
-    rec = recommend([[float(v) for v in row] for row in result["heatmap"]], n_ranks, target)
-    current_red = sum(len(dev) for dev in place.layers[0]) - n_exp if place.layers else 0
-    if "maps" in rec:
-        after = [x for x in rec["per_layer_after"] if x is not None]
-        rec = {
-            "target": target,
-            "reached": rec["reached"],
-            "method": texts.method(msg),
-            "current_redundant_experts": current_red,
-            "redundant_experts": rec["redundant_experts"],
-            "slots_per_rank": rec["slots_per_rank"],
-            "before": {"max_over_mean_layer_mean": _r(sum(before) / len(before)) if before else None,
-                       "max_over_mean_worst_layer": _r(max(before)) if before else None, "measured": True},
-            "after": {"max_over_mean_layer_mean": _r(sum(after) / len(after)) if after else None,
-                      "max_over_mean_worst_layer": _r(max(after)) if after else None, "measured": False},
-            "per_layer": [{"layer": i, "before": layers[i]["rank_max_over_mean"], "after": _r(a)}
-                          for i, a in enumerate(rec["per_layer_after"])],
-            "current": {"label": texts.current_label(current_red, msg),
-                        "redundant_experts": current_red,
-                        "max_over_mean_layer_mean": _r(sum(before) / len(before)) if before else None,
-                        "max_over_mean_worst_layer": _r(max(before)) if before else None, "measured": True},
-            "tried": [{**t, "label": texts.tried_label(t["redundant_experts"], msg)} for t in rec["tried"]],
-            "tried_note": texts.tried_note(msg),
-            "expert_map": map_json(rec["maps"]),
-        }
-    else:
-        rec = {"target": target, **rec, "reason": msg("expertload.no_data")}
-    result["recommendation"] = rec
-    result["eplb"] = eplb_summary(loaded.eplb)
-    return result
-
-
-def counting_summary(files: list, since: date, until: date, stage: str = "all",
-                     max_intervals: float = FIRST_WINDOW_MAX_INTERVALS, msg: Messages | None = None) -> dict[str, Any]:
-    """Which windows (one per dump block) were counted, in the report window, and why the others were not."""
-    msg = msg or messages("en")
-    lo, hi = since.isoformat(), until.isoformat()
-    inside = [f for f in files if f.day and lo <= f.day <= hi and (stage == "all" or f.stage == stage)]
-    first: dict[str, int] = {}
-    for f in inside:
-        if f.first:
-            first[f.first] = first.get(f.first, 0) + 1
-    not_counted = [{"path": f.path, "day": f.day, "stage": f.stage, "rank": f.rank, "first": f.first,
-                    "why": f.why, "ratio": f.ratio} for f in inside if f.first and not f.first_counted]
-    windows = sum(f.windows for f in inside)
-    counted = sum(f.counted for f in inside)
-    repeated = sum(f.repeated for f in inside if f.first == "repeat")
-    return {
-        "rule": texts.counting_rule(max_intervals, msg),
-        "max_intervals": max_intervals,
-        "files": len(inside),
-        "windows": windows,
-        "counted": counted,
-        "not_counted": windows - counted - repeated,
-        "repeated": repeated,
-        "first_windows": dict(sorted(first.items())),
-        "first_windows_not_counted": not_counted,
-    }
-
-
-def eplb_summary(eplb: pl.DataFrame) -> dict[str, Any]:
-    """EPLB log values (vllm-ascend hotness imbalance, vLLM balancedness): per signal count, last, worst; series."""
-    out: dict[str, Any] = {"signals": {}, "series": []}
-    if eplb.height == 0:
-        return out
-    for name in sorted(set(eplb["signal"].to_list())):
-        v = eplb.filter(pl.col("signal") == name)["value"]
-        worst = v.min() if name == "eplb_balancedness" else v.max()
-        out["signals"][name] = {"count": v.len(), "last": _r(v[-1]), "worst": _r(worst)}
-    out["series"] = [{"ts": r["ts"].isoformat(sep=" ") if r["ts"] else None, "signal": r["signal"], "value": _r(r["value"])}
-                     for r in eplb.head(5000).iter_rows(named=True)]
+            ptot = prev_e.filter(pl.col("layer") == li)["tokens"].sum()
+            prev_lom = rnd(pt / (ptot / n_exp)) if ptot else None
+        lay = cur.layers[li] if li < cur.n_layers else []
+        out.append(HotExpert(layer=li, expert=ex, tokens=int(round(h["tokens"])), share=rnd(h["share"]),
+                             load_over_mean=rnd(h["load_over_mean"]), hot=bool((h["load_over_mean"] or 0) >= HOT_LOAD_OVER_MEAN),
+                             ranks=sorted({r for r, dev in enumerate(lay) if r >= cur.dangling for x in dev if x == ex}),
+                             prefill_tokens=int(round(s.get("prefill", 0))), decode_tokens=int(round(s.get("decode", 0))),
+                             days_hot=int((d["dlom"] >= HOT_LOAD_OVER_MEAN).sum()), days_seen=d.height,
+                             previous_load_over_mean=prev_lom))
     return out
+
+
+def _recommend(result: ExpertLoadResult, cur: Placement, n_ranks: int, main: int, target: float, n_exp: int) -> Recommendation:
+    before = [x.rank_max_over_mean for x in result.layers[:main]]
+    rec = recommend([[float(v) for v in row] for row in result.heatmap[:main]], n_ranks, target)
+    if "maps" not in rec:
+        return Recommendation(target=target, reason="no_data")
+    current_red = cur.redundant() if cur.source.startswith("map:") else 0
+    after = rec["per_layer_after"]
+    measured = Ratios(max_over_mean_layer_mean=_mean(before), max_over_mean_worst_layer=_worst(before), measured=True,
+                      redundant_experts=current_red)
+    shared = cur.shared_id if cur.source.startswith("map:") else None
+    return Recommendation(
+        target=target, reached=rec["reached"], current_redundant_experts=current_red,
+        redundant_experts=rec["redundant_experts"], slots_per_rank=rec["slots_per_rank"], before=measured,
+        after=Ratios(max_over_mean_layer_mean=_mean(after), max_over_mean_worst_layer=_worst(after), measured=False,
+                     redundant_experts=rec["redundant_experts"]),
+        current=measured,
+        per_layer=[LayerAfter(i, before[i], rnd(a)) for i, a in enumerate(after)],
+        tried=[Tried(**t) for t in rec["tried"]],
+        expert_map=msgspec.convert(map_json(rec["maps"], shared, cur.dangling), ExpertMap))

@@ -143,15 +143,3 @@ def recommend(layer_loads: list[list[float]], n_ranks: int, target: float, max_r
         "tried": tried,
         "maps": best["maps"],
     }
-
-
-def map_json(maps: list[list[list[int]]]) -> dict[str, Any]:
-    """The expert map schema read by vllm-ascend (``expert_map_path``) and MindIE (``expert_map_file``)."""
-    return {
-        "moe_layer_count": len(maps),
-        "layer_list": [
-            {"layer_id": li, "device_count": len(devs),
-             "device_list": [{"device_id": d, "device_expert": list(exps)} for d, exps in enumerate(devs)]}
-            for li, devs in enumerate(maps)
-        ],
-    }

@@ -53,33 +53,12 @@ from typing import Any
 
 import polars as pl
 
-from diagnose.expertload.inputs import DumpFile, SourceFile, cells
+from diagnose.expertload.inputs import DumpFile
+from diagnose.expertload.readers.mindie import cells
+from diagnose.ingest.metered import SourceFile
+from diagnose.model.expert_load import COUNTED, FileStat
 
 FIRST_WINDOW_MAX_INTERVALS = 2.0  # a first window up to this many median increments is "one append interval"
-# How a file's first window was decided (FileStat.first); the words for each are in messages.toml [expertload.why].
-FIRST_WINDOW_CODES = ("start", "continues", "restart", "repeat", "mid-run", "gap", "unknown", "slots")
-COUNTED = ("start", "continues", "restart", "repeat")
-
-
-@dataclass
-class FileStat:
-    path: str
-    stage: str
-    rank: int
-    day: str | None
-    blocks: int
-    resets: int
-    chained: bool  # the first window is tied to the previous dump (continues, restart, repeat)
-    note: str = ""  # a key of the catalog's [input_note] table: "incomplete_block" (a write in progress)
-    windows: int = 0  # one per complete block
-    counted: int = 0  # windows whose load is counted
-    first: str = ""  # how the first window was decided: one of FIRST_WINDOW_CODES ("" with no complete block)
-    first_counted: bool = False
-    why: str = ""  # the decision in words, filled in by the report (expertload/texts.py)
-    ratio: float | None = None  # first window's total over the median increment (rule 4 only)
-    previous: str | None = None  # the previous dump of the chain
-    previous_day: str | None = None  # its day
-    repeated: int = 0  # leading blocks that repeat the previous dump
 
 
 @dataclass
@@ -93,16 +72,17 @@ class Scan:
     starts: list[int]  # first block of every reset-free segment: 0 and each in-file reset
     blocks: dict[int, array]
     inc: float | None  # median positive block-to-block increment of the file's totals
+    lines: int | None = None  # lines to read (a last line being written left out)
 
     def ends(self) -> list[int]:
         return [s - 1 for s in self.starts[1:]] + [len(self.totals) - 1]
 
 
-def _blocks(src: SourceFile | pl.LazyFrame, n_layers: int, need: set[int]) -> dict[int, array]:
+def _blocks(src: SourceFile | pl.LazyFrame, n_layers: int, need: set[int], lines: int | None = None) -> dict[int, array]:
     """The cells of the blocks ``need`` (index -> flat layer-major array)."""
     if not need:
         return {}
-    lf = src if isinstance(src, pl.LazyFrame) else cells(src)
+    lf = src if isinstance(src, pl.LazyFrame) else cells(src, lines)
     lf = lf.with_row_index("_r").with_columns(_block=(pl.col("_r") // n_layers).cast(pl.Int64))
     got = lf.filter(pl.col("_block").is_in(sorted(need))).sort("_r").collect(engine="streaming")
     cols = [c for c in got.columns if c.startswith("s")]
@@ -112,8 +92,8 @@ def _blocks(src: SourceFile | pl.LazyFrame, n_layers: int, need: set[int]) -> di
     return out
 
 
-def scan(f: DumpFile, n_layers: int, stat: FileStat) -> Scan | None:
-    lf = cells(f.src, in_memory=True)
+def scan(f: DumpFile, n_layers: int, stat: FileStat, lines: int | None = None) -> Scan | None:
+    lf = cells(f.src, lines, in_memory=True)
     n_slots = len(lf.collect_schema().names())
     idx = lf.with_row_index("_r").with_columns(_block=(pl.col("_r") // n_layers).cast(pl.Int64))
     totals = (idx.group_by("_block").agg(pl.sum_horizontal(pl.all().exclude("_r", "_block")).sum().alias("t"),
@@ -133,7 +113,7 @@ def scan(f: DumpFile, n_layers: int, stat: FileStat) -> Scan | None:
     if incs:
         m = len(incs) // 2
         inc = float(incs[m]) if len(incs) % 2 else (incs[m - 1] + incs[m]) / 2
-    sc = Scan(f, stat, n_slots, t, starts, {}, inc)
+    sc = Scan(f, stat, n_slots, t, starts, {}, inc, lines)
     sc.blocks = _blocks(lf, n_layers, {0, *sc.ends()})
     return sc
 
@@ -158,7 +138,7 @@ def _first_window(sc: Scan, prev: Scan | None, n_layers: int, typical: float | N
         lt = prev.totals[-1]
         cands = [j for j, v in enumerate(sc.totals) if v == lt] if lt > 0 else []
         if cands:
-            got = _blocks(sc.f.src, n_layers, {j for j in cands if j not in sc.blocks})
+            got = _blocks(sc.f.src, n_layers, {j for j in cands if j not in sc.blocks}, sc.lines)
             sc.blocks.update(got)
             for j in reversed(cands):
                 if sc.blocks.get(j) == last:

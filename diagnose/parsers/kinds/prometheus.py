@@ -17,6 +17,8 @@ above it (``date; curl ... >> metrics.txt``), else none (the file's order still 
 
 from __future__ import annotations
 
+import math
+
 import re
 from datetime import datetime
 
@@ -163,14 +165,17 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
             for sample in fam.samples:
                 if counter is not None and not sample.name.endswith("_total"):
                     continue  # `_created` samples of a counter
+                value = float(sample.value)
+                if not math.isfinite(value):
+                    continue  # NaN or +-Inf is no measurement (an engine not ready, a 0/0 ratio): unknown, not a signal
                 signal, scale = gauge if gauge is not None else (counter, 1.0)
                 engine = _engine(sample.labels)
                 ts = datetime.fromtimestamp(sample.timestamp) if sample.timestamp else when
                 line = where.get((sample.name, sample.labels.get("engine"))) or first + 1
                 rows.append({"line": line, "ts": ts, "engine": engine, "signal": signal,
-                             "value": float(sample.value) * scale})
+                             "value": value * scale})
                 if counter is not None:
-                    totals[(engine, signal)] = float(sample.value)
+                    totals[(engine, signal)] = value
                     totals[(engine, "_line_" + signal)] = line
                     totals[(engine, "_ts")] = ts
         for engine in {e for e, _ in totals}:

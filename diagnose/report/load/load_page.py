@@ -11,7 +11,9 @@ import base64
 import json
 from typing import Any
 
-from diagnose.expertload.page_figures import figures
+from diagnose.report.load.load_figures import figures
+from diagnose.report.load.load_texts import worded
+from diagnose.model.expert_load import ExpertLoadResult
 from diagnose.messages import Messages, messages
 from diagnose.report.page.kit import ERROR_HOOK, LOADED_MARK, e, font_stack, plot_config, plot_font, plotly_locale
 
@@ -101,6 +103,7 @@ def _warnings(result: dict[str, Any], msg: Messages) -> list[str]:
     if result.get("resets"):
         warn.append(msg("expertload.warn.resets", n=result["resets"]))
     warn += result.get("notes", [])
+    warn += [msg("expertload.cli.skipped", path=r["path"], reason=r["why"]) for r in result.get("refused") or []]
     return [f"<p class=\"note\">⚠ {e(text)}</p>" for text in warn]
 
 
@@ -194,10 +197,11 @@ def _inputs(result: dict[str, Any], msg: Messages) -> list[str]:
     return out
 
 
-def render(result: dict[str, Any]) -> str:
+def render(typed: ExpertLoadResult, lang: str = "en") -> str:
+    result = worded(typed, messages(lang))
     from plotly.offline import get_plotlyjs
 
-    msg = messages(result.get("lang", "en"))
+    msg = messages(lang)
     w = result["window"]
     plots = {}
     for key, fig in figures(result, msg):
@@ -218,6 +222,10 @@ def render(result: dict[str, Any]) -> str:
     parts += ["</head><body>", f"<h1>{e(msg('expertload.page.title', **span))}</h1>",
               f"<div class=\"meta\" id=\"subtitle\">{e(meta)}</div>", _kpis(result, msg)]
     parts += _warnings(result, msg)
+    advice = (result.get("advice") or {}).get("text") or []
+    if advice:
+        parts.append(f"<h2 id=\"advice\">{e(msg('expertload.advice.title'))}</h2><ul>"
+                     + "".join(f"<li>{e(line)}</li>" for line in advice) + "</ul>")
     parts += _counting(result.get("counting") or {}, msg)
     parts += _hot(result, msg)
     parts += _recommendation(result, plots, msg)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from diagnose.messages import messages
+from diagnose.model.expert_load import ExpertLoadResult
+from diagnose.report.load.load_texts import worded
 
 
 def _cell(value: Any) -> str:
@@ -16,8 +18,9 @@ def _f(x: float | None, fmt: str = "{:.2f}") -> str:
     return "n/a" if x is None else fmt.format(x)
 
 
-def render(result: dict[str, Any]) -> str:
-    msg = messages(result.get("lang", "en"))
+def render(typed: ExpertLoadResult, lang: str = "en") -> str:
+    result = worded(typed, messages(lang))
+    msg = messages(lang)
     w = result["window"]
     stage = msg.get(f"expertload.stage.{w.get('stage')}", str(w.get("stage")))
     out = ["## " + msg("expertload.md.title", since=w.get("since"), until=w.get("until"), stage=stage), ""]
@@ -48,6 +51,12 @@ def render(result: dict[str, Any]) -> str:
         if len(nc) > 8:
             out.append("- " + msg("expertload.md.more_not_counted", n=len(nc) - 8))
         out.append(msg("expertload.md.rule", rule=_cell(c.get("rule"))))
+    advice = (result.get("advice") or {}).get("text") or []
+    if advice:
+        out += ["", "### " + msg("expertload.advice.title"), ""] + [f"- {_cell(line)}" for line in advice]
+    refused = result.get("refused") or []
+    for r in refused[:8]:
+        out.append("- " + msg("expertload.cli.skipped", path=_cell(r["path"]), reason=_cell(r["why"])))
     rec = result.get("recommendation", {})
     if "before" in rec:
         b, a = rec["before"], rec["after"]
