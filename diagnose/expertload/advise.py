@@ -23,7 +23,7 @@ imbalance or the hot set persists; else it is not recommended now. Timing (the c
 from __future__ import annotations
 
 from diagnose.expertload.placement import max_over_mean, place_layer, rank_loads
-from diagnose.model.expert_load import Advice, AdviceCheck
+from diagnose.model.expertload import Advice, AdviceCheck
 
 MIN_WINDOWS = 2
 MIN_PERSISTENT_SHARE = 0.25

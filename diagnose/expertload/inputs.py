@@ -12,7 +12,7 @@ from datetime import date, datetime
 
 import regex
 
-from diagnose.expertload.readers.mindie import CONFIG_NAME, DUMP_NAME
+from diagnose.expertload.readers.mindie_dumps import CONFIG_NAME, DUMP_NAME
 from diagnose.expertload.readers.sglang import NAME as SGLANG_NAME
 from diagnose.expertload.readers.sglang import day_of_name
 from diagnose.ingest.metered import SourceFile

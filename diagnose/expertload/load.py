@@ -16,13 +16,13 @@ from typing import Any
 import polars as pl
 
 from diagnose.expertload.inputs import Inputs, classify, day_of, natural_key
-from diagnose.expertload.readers import mindie, sglang
+from diagnose.expertload.readers import mindie_dumps as mindie, sglang
 from diagnose.expertload.readers.maps import Placement, read_map
 from diagnose.expertload.windows import FIRST_WINDOW_MAX_INTERVALS, Scan, chain_loads, median, scan
 from diagnose.ingest.metered import SourceFile
 from diagnose.ingest.walk import iter_sources
 from diagnose.model import Skipped
-from diagnose.model.expert_load import FileStat, Note, Refused
+from diagnose.model.expertload import FileStat, Note, Refused
 
 __all__ = ["FIRST_WINDOW_MAX_INTERVALS", "FileStat", "Loaded", "Placement", "load"]
 

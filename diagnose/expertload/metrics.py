@@ -27,7 +27,7 @@ from diagnose.expertload.load import Loaded
 from diagnose.expertload.placement import recommend
 from diagnose.expertload.readers.maps import Placement, contiguous, map_json
 from diagnose.expertload.summaries import rnd
-from diagnose.model.expert_load import (
+from diagnose.model.expertload import (
     DayLayer, DayStats, ExpertLoadResult, ExpertMap, HotExpert, LayerAfter, LayerStats, Note, PlacementSpan, RankTokens, Ratios,
     Recommendation, Summary, Tried, TrendCell, Window,
 )

@@ -7,7 +7,7 @@ from datetime import date
 
 import polars as pl
 
-from diagnose.model.expert_load import (
+from diagnose.model.expertload import (
     Counting, Eplb, EplbPoint, EplbSignal, FileStat, Missing, NotCounted, RankFile,
 )
 

@@ -54,9 +54,9 @@ from typing import Any
 import polars as pl
 
 from diagnose.expertload.inputs import DumpFile
-from diagnose.expertload.readers.mindie import cells
+from diagnose.expertload.readers.mindie_dumps import cells
 from diagnose.ingest.metered import SourceFile
-from diagnose.model.expert_load import COUNTED, FileStat
+from diagnose.model.expertload import COUNTED, FileStat
 
 FIRST_WINDOW_MAX_INTERVALS = 2.0  # a first window up to this many median increments is "one append interval"
 

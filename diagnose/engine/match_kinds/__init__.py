@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from diagnose.engine.match import Match, dfa_safe_table
 from diagnose.engine.match_kinds import absence, code, mismatch, pattern, threshold, traceback
-from diagnose.engine.match_kinds.base import Context, Hit, MatchKind
+from diagnose.engine.match_kinds.protocol import Context, Hit, MatchKind
 
 KINDS: dict[str, MatchKind] = {k.name: k for k in (
     pattern.KIND, threshold.KIND, absence.KIND, code.KIND, traceback.KIND, mismatch.KIND,

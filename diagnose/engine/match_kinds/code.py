@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from diagnose.engine.match import Match
-from diagnose.engine.match_kinds.base import Context, Hit, MatchKind
+from diagnose.engine.match_kinds.protocol import Context, Hit, MatchKind
 from diagnose.knowledge.code_tables import CodeFamily, KnownCode, builtin_codes_dir, classify, find_codes, load_families
 from diagnose.messages import LANGS, Joined, Localized, Phrase
 

@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from diagnose.engine.match import Match, Selector
-from diagnose.engine.match_kinds.base import Context, Hit, MatchKind
+from diagnose.engine.match_kinds.protocol import Context, Hit, MatchKind
 from diagnose.model.series import signal_rows
 
 FIELDS = {"signal": ("str", "the signal compared (required)"),

@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 
 from diagnose.engine.match import SELECTOR_FIELDS, Match, Selector, selector_from
-from diagnose.engine.match_kinds.base import Context, Hit, MatchKind
+from diagnose.engine.match_kinds.protocol import Context, Hit, MatchKind
 from diagnose.engine.selectors import select
 
 FIELDS = {**SELECTOR_FIELDS,

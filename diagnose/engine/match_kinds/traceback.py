@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from diagnose.engine.match import Match
-from diagnose.engine.match_kinds.base import Context, Hit, MatchKind
+from diagnose.engine.match_kinds.protocol import Context, Hit, MatchKind
 from diagnose.parsers.families.tracebacks import EXCEPTION
 
 # An exception line with its groups unnamed: the filters join it into one alternation with other patterns.

@@ -10,7 +10,7 @@ a CSV row of a million cells is refused from its first line, before any table is
 
 from __future__ import annotations
 
-from diagnose.model.expert_load import Refused
+from diagnose.model.expertload import Refused
 
 MAX_SLOTS = 4096  # columns of one dump row (local slots of one rank)
 MAX_LAYERS = 1000  # rows of one dump block (MoE layers, MTP included)

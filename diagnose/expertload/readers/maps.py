@@ -21,7 +21,7 @@ import polars as pl
 
 from diagnose.expertload.readers.base import MAX_EXPERTS, MAX_JSON_BYTES, MAX_LAYERS, MAX_RANKS, MAX_SLOTS, refuse
 from diagnose.ingest.metered import SourceFile
-from diagnose.model.expert_load import Refused
+from diagnose.model.expertload import Refused
 
 MAX_IDS = 8 * 1024 * 1024  # ids in one map: 61 layers x 64 devices x 20 slots is 78,080
 

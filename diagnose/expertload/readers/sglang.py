@@ -26,7 +26,7 @@ import regex
 from diagnose.expertload.readers.base import MAX_EXPERTS, MAX_LAYERS, refuse
 from diagnose.expertload.readers.torchfile import PtFile, PtRefused, TensorRef
 from diagnose.ingest.metered import SourceFile
-from diagnose.model.expert_load import Refused
+from diagnose.model.expertload import Refused
 
 NAME = regex.compile(r"(?:^|[/!\\])expert_distribution_recorder_(\d{9,11}(?:\.\d+)?)(?:_(\d+))?\.pt$")
 MAX_ROWS = 1 << 20

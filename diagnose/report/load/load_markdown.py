@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from diagnose.messages import messages
-from diagnose.model.expert_load import ExpertLoadResult
+from diagnose.model.expertload import ExpertLoadResult
 from diagnose.report.load.load_texts import worded
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from diagnose.report.load.load_figures import figures
 from diagnose.report.load.load_texts import worded
-from diagnose.model.expert_load import ExpertLoadResult
+from diagnose.model.expertload import ExpertLoadResult
 from diagnose.messages import Messages, messages
 from diagnose.report.page.kit import ERROR_HOOK, LOADED_MARK, e, font_stack, plot_config, plot_font, plotly_locale
 

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from diagnose.messages import Messages
-from diagnose.model.expert_load import ExpertLoadResult, FileStat, NotCounted
+from diagnose.model.expertload import ExpertLoadResult, FileStat, NotCounted
 
 
 def why(stat: FileStat | NotCounted, max_intervals: float, msg: Messages) -> str:

@@ -27,7 +27,7 @@ import regex
 
 from diagnose.expertload.readers.base import FIRST_LINE_BYTES, MAX_JSON_BYTES, MAX_LAYERS, MAX_SLOTS, refuse
 from diagnose.ingest.metered import SourceFile
-from diagnose.model.expert_load import Refused
+from diagnose.model.expertload import Refused
 from diagnose.parsers.kinds.expert_hotspot import block_period
 
 DUMP_NAME = regex.compile(r"(?:^|[/!\\])(prefill|decode)_(\d+)\.csv$", regex.IGNORECASE)
