@@ -49,6 +49,9 @@ class SourceKind:
     line_oriented: bool = False  # parsed chunk by chunk as lines; otherwise the file is parsed whole
     batchable: bool = False  # small files of the kind may be parsed together (the parser uses no file name)
     periodic: frozenset[str] = frozenset()  # signals printed every interval: kept in the compact series
+    # Lines that say a process of the kind ended on purpose or died: periodic lines that stop after one are no
+    # hang (diagnose/analysis/silence.py). Part of the kind's hints, so the prefilter keeps them.
+    stops: str | None = None
     signals: Mapping[str, str] = field(default_factory=dict)  # signal name -> meaning
     bundle_pass: BundlePass | None = None  # (signals, series) -> signals, once over the whole bundle
     panels: tuple[Panel, ...] = ()

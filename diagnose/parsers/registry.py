@@ -73,6 +73,11 @@ def periodic_signals() -> dict[str, frozenset[str]]:
     return {k.name: k.periodic for k in KINDS if k.periodic}
 
 
+def stops() -> dict[str, str]:
+    """Source kind -> the pattern of its lines that say a process ended, for the kinds that declare one."""
+    return {k.name: k.stops for k in KINDS if k.stops}
+
+
 def bundle_passes() -> list[tuple[str, BundlePass]]:
     return [(k.name, k.bundle_pass) for k in KINDS if k.bundle_pass is not None]
 

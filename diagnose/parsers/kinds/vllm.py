@@ -69,6 +69,10 @@ PROC = r".*\((?P<name>[A-Za-z][\w-]*)(?:\s+(?:rank=(?P<prank>\d+)|TP(?P<ptp>\d+)
 
 REPEATED = r"\s*\[repeated \d+x across cluster\]\s*$"
 
+# Lines that say a server or engine process ended on purpose or died (SourceKind.stops).
+STOPS = (r"[Ss]hutting down|[Ss]hutdown complete|Finished server process|EngineDeadError|Engine core .{0,40}died"
+         r"|[Pp]rocess .{0,40}(?:exited|died)|[Rr]eceived signal|SIGTERM|KeyboardInterrupt")
+
 
 def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     head = pl.col("text").str.extract_groups(HEAD_ONLY)
@@ -187,10 +191,11 @@ SOURCE = SourceKind(
     # the logger part anywhere in a line; torch's per-rank stderr prefix (tracebacks, CANN error blocks); a
     # process prefix without a logger head (a pasted traceback of a worker)
     sniff=head_only(LOGGER) + r"|^\[rank\d+\]:|" + PROC_PREFIX,
-    hints=_PREFILTER + "|" + CANN_HINTS + "|out of memory",
+    hints=_PREFILTER + "|" + CANN_HINTS + "|out of memory|" + STOPS,
     line_oriented=True,
     batchable=True,
     periodic=PERIODIC_SIGNALS,
+    stops=STOPS,
     signals=SIGNALS,
     bundle_pass=_bundle_pass,
     panels=(
