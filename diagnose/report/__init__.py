@@ -15,6 +15,8 @@ FORMATS = {
     "github": "diagnose.report.github",
     "gitlab": "diagnose.report.gitlab",
     "html": "diagnose.report.html",
+    "prom": "diagnose.report.prom",  # the Prometheus textfile of watch and npd (status=RunStatus)
+    "mindcluster": "diagnose.report.mindcluster",  # ClusterD's public-fault message (faults=[PublicFault])
 }
 
 
