@@ -102,13 +102,15 @@ def settings_from(cfg, rule_dirs, lang, select, ignore):
                     suppressions=cfg.suppressions, timeline=False)
 
 
-def excluded(*targets: str | None) -> frozenset[str]:
-    """The real paths of our own outputs: never read back as logs when they sit in a watched folder."""
+def excluded(*targets: str | None, folder=None) -> frozenset[str]:
+    """The real paths of our own outputs and the state folder (with a trailing separator: all inside it): never
+    read back as logs when they sit in a watched folder."""
     out = set()
     for t in targets:
         if t and t != "-":
-            out.add(os.path.abspath(t))
             out.add(os.path.realpath(t))
+    if folder is not None:
+        out.add(os.path.realpath(folder) + os.sep)
     return frozenset(out)
 
 

@@ -66,7 +66,8 @@ def watch(paths, state_dir, window, resolve_after, fail_on, prom_out, mindcluste
         paths=list(paths), window_s=parse_duration(window, "--window"),
         resolve_after_s=parse_duration(resolve_after, "--resolve-after"),
         max_window_bytes=parse_size(max_window_bytes, "--max-window-bytes"), backlog_bytes=parse_size(backlog, "--backlog"),
-        node=resolve_node(node_name), exclude=excluded(json_lines, report_out, prom_out, mindcluster_out),
+        node=resolve_node(node_name),
+        exclude=excluded(json_lines, report_out, prom_out, mindcluster_out, folder=folder),
     )
     every = parse_duration(interval, "--interval")
     report_every_s = parse_duration(report_every, "--report-every") if report_every else None

@@ -69,7 +69,7 @@ class Chunk:
 @dataclass
 class Follower:
     roots: list[str]
-    exclude: frozenset[str] = frozenset()  # real paths never read (watch's own outputs)
+    exclude: frozenset[str] = frozenset()  # real paths never read (our outputs; a trailing "/": all inside)
     max_bytes_per_file: int = 8 << 20
     max_bytes: int = 64 << 20
     max_files: int = 100_000
@@ -195,15 +195,19 @@ class Follower:
             stack.extend(reversed(subdirs))
 
     def _regular(self, path: Path, rel: str, follow: bool):
-        if path.name.lower().endswith(_SKIP_SUFFIXES) or str(path) in self.exclude:
+        if path.name.lower().endswith(_SKIP_SUFFIXES):
             return None
         try:
             st = path.stat() if follow else path.lstat()
         except OSError:
             return None
-        if not stat.S_ISREG(st.st_mode) or str(path.resolve()) in self.exclude:
+        if not stat.S_ISREG(st.st_mode) or (self.exclude and self._excluded(path)):
             return None
         return str(path), rel, st
+
+    def _excluded(self, path: Path) -> bool:
+        real = os.path.realpath(path)
+        return real in self.exclude or any(real.startswith(d) for d in self.exclude if d.endswith(os.sep))
 
     def _first_sight(self, path: str, rel: str, st: os.stat_result) -> Position:
         pos = Position(path=path, rel=rel, dev=st.st_dev, ino=st.st_ino)
