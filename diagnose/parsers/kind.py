@@ -25,6 +25,23 @@ class Panel:
 
 
 @dataclass(frozen=True)
+class Location:
+    """Where the software writes files of a kind by default: what ``diagnose collect`` gathers from a node.
+
+    ``roots`` are tried in order and the first that is set and exists is used (an override such as
+    ``$ASCEND_PROCESS_LOG_PATH`` replaces the default rather than adding to it); a root may name environment
+    variables (``$VAR``), the home folder (``~``) or an absolute path (read under ``--sysroot``). ``patterns``
+    are globs under the root. A location with a ``command`` is what a tool prints (``npu-smi info``), saved as
+    ``save_as``. ``source`` says where the default is documented."""
+
+    roots: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ("**/*.log",)
+    command: tuple[str, ...] = ()
+    save_as: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class SourceKind:
     """What the program knows about one kind of input, in one place.
 
@@ -60,6 +77,7 @@ class SourceKind:
     # ``streams(name)`` says which; ``parse_stream(binary stream, ctx, text info)`` parses one.
     streams: Callable[[str], bool] | None = None
     parse_stream: Callable[..., tuple[pl.DataFrame, pl.DataFrame]] | None = None
+    locations: tuple[Location, ...] = ()  # where the software writes this kind by default (diagnose collect)
 
 
 def head_only(pattern: str) -> str:

@@ -26,7 +26,7 @@ from diagnose.parsers.lineframe import (
     full_date_expr,
     group_events,
 )
-from diagnose.parsers.kind import Panel, SourceKind, head_only
+from diagnose.parsers.kind import Location, Panel, SourceKind, head_only
 from diagnose.parsers.kinds.vllm_signals import (  # noqa: F401 - the signal extraction, re-exported for its users
     _PREFILTER, KIND, PERIODIC_SIGNALS, SIGNALS, derived_signals, extract_signals,
 )
@@ -206,4 +206,9 @@ SOURCE = SourceKind(
         Panel("Throughput", "tokens/s", ("prompt_throughput", "gen_throughput")),
     ),
     sniff_rank=10,
+    # vllm-ascend's file log (one per process, rotated by size to ..._002.log); the console is wherever the
+    # launch redirected it (diagnose collect finds the launch command). Override: additional_config
+    # ascend_log_path, read from the launch command by collect.
+    locations=(Location(roots=("~/ascend/log/vllm_ascend",), patterns=("vllm_ascend_*.log",),
+                        source="vllm-project/vllm-ascend vllm_ascend/logger.py"),),
 )
