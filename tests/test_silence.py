@@ -144,3 +144,17 @@ def test_no_sample_reports_a_hang():
     for sample in ("healthy", "kv-exhaustion", "mtp-ineffective", "two-node-aicore", "mindie-deepseek"):
         report = analyze([str(SAMPLES / sample)], Settings())
         assert SILENCE_ID not in [f.rule_id for f in report.findings], sample
+
+
+def test_a_rotated_log_is_one_stream_and_one_fingerprint(tmp_path):
+    """The engine's lines go on in the file that replaced the rotated one: no hang; and a finding keeps its
+    fingerprint whichever file of the rotation its first line is in."""
+    from diagnose.analysis.fingerprint import file_shape, unrotated
+
+    lines = two_engines().splitlines(keepends=True)
+    half = len(lines) // 2
+    assert _findings(tmp_path, {"node-0/vllm-serve.log.1": "".join(lines[:half]),
+                                "node-0/vllm-serve.log": "".join(lines[half:])}) == []
+    assert file_shape("node-0/vllm-serve.log.1") == file_shape("node-0/vllm-serve.log") == "vllm-serve.log"
+    assert file_shape("vllm_ascend_20250903_140000_77_002.log") == file_shape("vllm_ascend_20250903_140000_77.log")
+    assert unrotated("node-0/app.log-20250903") == "node-0/app.log" and unrotated("plog-1_2.log") == "plog-1_2.log"

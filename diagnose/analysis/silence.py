@@ -26,6 +26,7 @@ from typing import Callable, Mapping
 
 import polars as pl
 
+from diagnose.analysis.fingerprint import unrotated
 from diagnose.messages import messages
 from diagnose.model import Evidence, Finding
 
@@ -81,17 +82,22 @@ def _streams(series: pl.DataFrame | None, periodic: Mapping[str, frozenset[str]]
         .with_columns(engine=pl.col("engine").fill_null("").str.replace(r"#[0-9]+$", ""))
     if rows.height == 0:
         return None
-    keys = ["node", "file", "engine"]
+    # One stream per log, through its rotations: app.log.1 and app.log are one engine's lines.
+    logs = {f: unrotated(f) for f in rows["file"].unique().to_list()}
+    rows = rows.with_columns(log=pl.col("file").replace_strict(logs, return_dtype=pl.String))
+    keys = ["node", "log", "engine"]
     per = rows.group_by(keys).agg(
         n=pl.col("ts").n_unique(),
         interval_s=pl.col("ts").unique().sort().diff().drop_nulls().dt.total_microseconds().median() / 1e6,
         last_ts=pl.col("ts").max(),
-        last_line=pl.col("line").sort_by("ts").last(),
+        # the last line; of the lines of its last time, the one that says how many requests ran
+        file=pl.col("file").sort_by("ts", pl.col("signal").is_in(list(_STATE)), "line").last(),
+        last_line=pl.col("line").sort_by("ts", pl.col("signal").is_in(list(_STATE)), "line").last(),
     ).filter((pl.col("n") >= MIN_LINES) & (pl.col("interval_s") > 0))
     state = rows.filter(pl.col("signal").is_in(list(_STATE))).join(
-        per.select(*keys, line=pl.col("last_line")), on=[*keys, "line"], how="semi", nulls_equal=True,
+        per.select(*keys, "file", line=pl.col("last_line")), on=[*keys, "file", "line"], how="semi", nulls_equal=True,
     ).group_by(keys).agg(pl.col("value").filter(pl.col("signal") == s).last().alias(s) for s in _STATE)
-    return per.join(state, on=keys, how="left", nulls_equal=True)
+    return per.join(state, on=keys, how="left", nulls_equal=True).drop("log")
 
 
 def _idle() -> pl.Expr:
