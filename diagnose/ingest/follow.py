@@ -79,8 +79,9 @@ class Follower:
     backlog: int | None = None
     started: bool = False  # a poll was done (saved with the positions)
     files: dict[str, Position] = field(default_factory=dict)
-    heads: dict[str, tuple[int, int]] = field(default_factory=dict)  # "len:hash" -> (offset, line) read
+    heads: dict[str, tuple[int, int, str]] = field(default_factory=dict)  # "len:hash" -> (offset, line, key)
     dropped: int = 0  # files over max_files, not followed
+    copies: list[tuple[str, str]] = field(default_factory=list)  # this poll's (old key, key of its copy)
 
     # --- state ---------------------------------------------------------------------------------------------
 
@@ -90,7 +91,8 @@ class Follower:
 
     def restore(self, saved: dict) -> None:
         self.files = {k: Position(**p) for k, p in (saved.get("files") or {}).items()}
-        self.heads = {k: tuple(v) for k, v in (saved.get("heads") or {}).items()}
+        self.heads = {k: (int(v[0]), int(v[1]), str(v[2]) if len(v) > 2 else "")
+                      for k, v in (saved.get("heads") or {}).items()}
         self.started = bool(saved.get("started"))
 
     # --- one poll --------------------------------------------------------------------------------------------
@@ -99,6 +101,7 @@ class Follower:
         """New whole lines of every followed file since the last poll."""
         seen: dict[str, Position] = {}
         chunks: list[Chunk] = []
+        self.copies = []
         budget = self.max_bytes
         for path, rel, st in self._candidates():
             key = f"{st.st_dev}:{st.st_ino}"
@@ -110,11 +113,11 @@ class Follower:
                 if len(seen) >= self.max_files:
                     self.dropped += 1
                     continue
-                pos = self._first_sight(path, rel, st)
+                pos = self._first_sight(key, path, rel, st)
             else:
                 pos.path, pos.rel = path, rel
                 if st.st_size < pos.offset or not self._same_head(pos):
-                    self._remember(pos)
+                    self._remember(pos, key)
                     pos.offset = pos.line = pos.head_len = pos.still = 0
                     pos.head = ""
                     restarted = True
@@ -127,7 +130,7 @@ class Follower:
             pos.size = st.st_size
         for key, gone in self.files.items():
             if key not in seen:
-                self._remember(gone)
+                self._remember(gone, key)
         self.files = seen
         self.started = True
         return chunks
@@ -209,16 +212,20 @@ class Follower:
         real = os.path.realpath(path)
         return real in self.exclude or any(real.startswith(d) for d in self.exclude if d.endswith(os.sep))
 
-    def _first_sight(self, path: str, rel: str, st: os.stat_result) -> Position:
+    def _first_sight(self, key: str, path: str, rel: str, st: os.stat_result) -> Position:
         pos = Position(path=path, rel=rel, dev=st.st_dev, ino=st.st_ino)
         try:
             with open(path, "rb") as fh:
-                for name, (offset, line) in sorted(self.heads.items(), key=lambda kv: -int(kv[0].split(":")[0])):
+                for name, (offset, line, old) in sorted(self.heads.items(), key=lambda kv: -int(kv[0].split(":")[0])):
                     length, digest = name.split(":")
                     if int(length) <= st.st_size and _head_of(fh, int(length)) == digest:
-                        # A copy (or the old name back) of content already read: read on from there.
+                        # A copy (or the old name back) of content already read: read on from there; what was
+                        # read of it is now this file's (the caller moves it: ``copies``).
                         pos.offset, pos.line = min(offset, st.st_size), line
                         pos.head, pos.head_len = digest, int(length)
+                        if old:
+                            self.copies.append((old, key))
+                        del self.heads[name]
                         return pos
                 if not self.started and self.backlog is not None and st.st_size > self.backlog:
                     pos.offset, pos.line = _line_start_after(fh, st.st_size - self.backlog)
@@ -235,9 +242,9 @@ class Follower:
         except OSError:
             return True  # unreadable now: the read says so
 
-    def _remember(self, pos: Position) -> None:
+    def _remember(self, pos: Position, key: str) -> None:
         if pos.head_len and pos.offset:
-            self.heads[f"{pos.head_len}:{pos.head}"] = (pos.offset, pos.line)
+            self.heads[f"{pos.head_len}:{pos.head}"] = (pos.offset, pos.line, key)
             while len(self.heads) > 1000:
                 self.heads.pop(next(iter(self.heads)))
 

@@ -43,6 +43,7 @@ class JsonLines:
     def __post_init__(self) -> None:
         if self.target != "-":
             self.written = _tail_events(Path(self.target), self.saved_seq)
+            _end_line(Path(self.target))
 
     def emit(self, events: list[LiveEvent]) -> None:
         for event in events:
@@ -77,6 +78,17 @@ def _tail_events(path: Path, after: int) -> set[tuple[str, str]]:
         if isinstance(item, dict) and isinstance(item.get("seq"), int) and item["seq"] > after:
             found.add((str(item.get("event")), str(item.get("fingerprint"))))
     return found
+
+
+def _end_line(path: Path) -> None:
+    """A line cut by a kill mid-write is ended, so the next event starts a line of its own."""
+    try:
+        with open(path, "rb+") as fh:
+            fh.seek(0, 2)
+            if fh.tell() and (fh.seek(-1, 2) or True) and fh.read(1) != b"\n":
+                fh.write(b"\n")
+    except OSError:
+        pass
 
 
 @dataclass

@@ -93,6 +93,11 @@ class Watcher:
     def tick(self) -> Tick:
         wall = self.wall()
         chunks = self.follower.poll()
+        for old, new in self.follower.copies:  # copytruncate: what was read of the log is now in its copy
+            pos = self.follower.files[new]
+            self.window.move(old, new, Chunk(key=new, path=display(pos.path), rel=display(pos.rel),
+                                             node=node_from_path(display(pos.rel)) or node_from_path(display(pos.path)),
+                                             first_line=0, offset=0, data=b"", mtime=_mtime(pos.path, wall)))
         for chunk in chunks:
             self.window.add(chunk, wall)
         self.window.forget(set(self.follower.files))
@@ -169,15 +174,20 @@ class Watcher:
             if pos is None or offset >= pos.offset:
                 continue
             data = self.follower.read_range(key, offset, pos.offset)
-            try:
-                mtime = os.stat(pos.path).st_mtime  # dates year-less stamps as the batch read does
-            except OSError:
-                mtime = now
+            mtime = _mtime(pos.path, now)
             if data:
                 path = display(pos.path)
                 self.window.add(Chunk(key=key, path=path, rel=display(pos.rel), node=node_from_path(display(pos.rel))
                                       or node_from_path(path), first_line=line, offset=offset, data=data,
                                       mtime=mtime), now)
+
+
+def _mtime(path: str, default: float) -> float:
+    """A file's modification time: what year-less stamps are dated by, as in a batch read."""
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return default
 
 
 def _totals(opened: dict[str, int]) -> dict[tuple[str, str, str], int]:

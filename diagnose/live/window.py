@@ -75,6 +75,14 @@ class Window:
         fw.dated = fw.dated or bool(_DATED.search(chunk.data[:4096]))
         fw.pieces.append(Piece(chunk.first_line, chunk.offset, chunk.data, arrived))
 
+    def move(self, old: str, new: str, chunk_like: Chunk) -> None:
+        """The lines of file ``old`` now live in file ``new`` (a copytruncate copy): same lines, same numbers,
+        another name."""
+        fw = self.files.pop(old, None)
+        if fw is not None:
+            fw.path, fw.rel, fw.node, fw.mtime = chunk_like.path, chunk_like.rel, chunk_like.node, chunk_like.mtime
+            self.files[new] = fw
+
     def forget(self, keys: set[str]) -> None:
         """Files no longer followed (deleted, or rotated out of the roots) leave the window."""
         for key in [k for k in self.files if k not in keys]:
