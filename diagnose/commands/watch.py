@@ -72,6 +72,9 @@ def watch(paths, state_dir, window, resolve_after, fail_on, prom_out, mindcluste
     every = parse_duration(interval, "--interval")
     report_every_s = parse_duration(report_every, "--report-every") if report_every else None
     devices = parse_npus(npus, "--npus")
+    for path in paths:  # a log folder the server has not created yet is read once it appears
+        if not Path(path).exists():
+            say(msg("cli.warning", text=msg("live.no_path", path=path)))
     try:
         live_state.prepare(folder)
         with live_state.locked(folder, timeout_s=0):
