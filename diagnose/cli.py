@@ -119,6 +119,6 @@ for _name, _module, _attribute, _summary in (
     ("watch", "diagnose.commands.watch", "watch", "Follow growing logs; say each finding when it opens and resolves."),
     ("npd", "diagnose.commands.npd", "npd", "One node-problem-detector plugin run (exit 0 OK, 1 problem)."),
     ("npd-config", "diagnose.commands.npd", "npd_config", "Write node-problem-detector's custom plugin monitor file."),
-    ("collect", "diagnose.commands.collect", "collect", "Gather an incident bundle from this node's default log places."),
+    ("collect", "diagnose.commands.collect", "collect", "Gather an incident bundle from this node's log places."),
 ):
     main.add_command(_Lazy(_name, _module, _attribute, _summary))

@@ -13,8 +13,6 @@ import tarfile
 import time
 from pathlib import Path
 
-import pytest
-
 from diagnose.collect import Request, collect, node_folder
 from diagnose.collect.bundle import Caps
 from diagnose.parsers import registry
@@ -38,7 +36,8 @@ class Node:
         self.put(vllm, (TWO / "vllm-serve.log").read_bytes())
         for plog in sorted((TWO / "plog").iterdir()):
             self.put(self.home / "ascend/log/debug/plog" / plog.name, plog.read_bytes())
-        self.put(self.sysroot / "usr/local/Ascend/driver/version.info", b"Version=24.1.rc3\nascendhal_version=7.35.23\n")
+        self.put(self.sysroot / "usr/local/Ascend/driver/version.info",
+                 b"Version=24.1.rc3\nascendhal_version=7.35.23\n")
         self.bin.mkdir(parents=True)
         npu_smi = self.bin / "npu-smi"
         npu_smi.write_text(f"#!/bin/sh\n[ \"$1\" = info ] && exec /bin/cat '{TWO / 'npu-smi-info.txt'}'\nexit 3\n")
@@ -113,7 +112,8 @@ def test_the_bundle_reads_back_to_the_same_findings(tmp_path):
 
 def test_the_window_the_caps_and_links(tmp_path):
     node = Node(tmp_path)
-    old = node.put(node.home / "ascend/log/vllm_ascend/vllm_ascend_20260314_010000_1.log", b"INFO old\n", age_s=3 * 3600)
+    old = node.put(node.home / "ascend/log/vllm_ascend/vllm_ascend_20260314_010000_1.log", b"INFO old\n",
+                   age_s=3 * 3600)
     del node.planted[old.name]
     big_line = b"[2025-11-03 10:22:05.298+08:00] [51230] [51230] [llm] [INFO] [llm_engine.cpp:12] step done\n"
     big = node.put(node.home / "mindie/log/debug/mindie-llm_51230_20251103102205298.log", big_line * 4000)

@@ -92,7 +92,8 @@ def test_a_copytruncate_copy_is_not_read_twice(tmp_path):
         pass
     _append(log, LINES[32:33])
     got = _lines(follow.poll())
-    assert sorted(got) == sorted([("app.log.1", 31, LINES[30]), ("app.log.1", 32, LINES[31]), ("app.log", 1, LINES[32])])
+    assert sorted(got) == sorted([("app.log.1", 31, LINES[30]), ("app.log.1", 32, LINES[31]),
+                                  ("app.log", 1, LINES[32])])
     copy = next(k for k, p in follow.files.items() if p.path.endswith("app.log.1"))
     original = next(k for k, p in follow.files.items() if p.path.endswith("app.log"))
     assert follow.copies == [(original, copy)]  # what was read of app.log is now app.log.1's

@@ -182,3 +182,34 @@ def test_watch_refuses_a_state_folder_it_cannot_use(tmp_path):
 def test_bad_durations_are_usage_errors(tmp_path, value):
     result = run_cli("watch", str(tmp_path), "--state", str(tmp_path / "st"), "--once", "--window", value)
     assert result.exit_code == 2 and "duration" in result.output
+
+
+@pytest.mark.slow
+def test_sigusr1_writes_the_report_and_sigterm_stops_it(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    logs = tmp_path / "logs" / "node-0"
+    logs.mkdir(parents=True)
+    (logs / KV.name).write_bytes(KV.read_bytes())
+    os.utime(logs / KV.name, (MTIME, MTIME))
+    report = tmp_path / "report.txt"
+    proc = subprocess.Popen([sys.executable, "-m", "diagnose", "watch", str(tmp_path / "logs"), "--state",
+                             str(tmp_path / "st"), "--backlog", "1G", "--interval", "0.3", "--report", str(report),
+                             "--json-lines", str(tmp_path / "e.jsonl")], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "st" / "state.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not report.exists()
+        proc.send_signal(signal.SIGUSR1)
+        while not report.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        text = report.read_text()
+        assert "KV001" in text and "KV cache saturated" in text
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "terminated" in err and "Traceback" not in err

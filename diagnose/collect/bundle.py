@@ -46,7 +46,8 @@ class Bundle:
 
     def __post_init__(self) -> None:
         self._tar = tarfile.open(fileobj=self.stream, mode="w:gz", format=tarfile.PAX_FORMAT)
-        self.manifest = {"node": self.node, "created": time.strftime("%Y-%m-%dT%H:%M:%S"), "redacted": bool(self.redactor),
+        self.manifest = {"node": self.node, "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                         "redacted": bool(self.redactor),
                          "caps": {"max_file_bytes": self.caps.max_file_bytes,
                                   "max_total_bytes": self.caps.max_total_bytes},
                          "found": [], "not_found": [], "commands": []}

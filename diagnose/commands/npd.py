@@ -96,12 +96,14 @@ class _Config:
         return self._file
 
 
-def _judge(folder, paths, check_name, config, lang, window, resolve_after, fail_on, prom_out, mindcluster_out, node_name,
+def _judge(folder, paths, check_name, config, lang, window, resolve_after, fail_on, prom_out, mindcluster_out,
+           node_name,
            npus, rule_dirs, max_output_length, min_tick, backlog, select, ignore) -> tuple[int, str, str]:
     saved = live_state.load(folder)
     fresh = time.time() - float(saved.get("tick_wall") or 0) < parse_duration(min_tick, "--min-tick")
     if not fresh:
-        saved = _tick(folder, saved, paths, config.file, lang, window, resolve_after, fail_on, prom_out, mindcluster_out,
+        saved = _tick(folder, saved, paths, config.file, lang, window, resolve_after, fail_on, prom_out,
+                      mindcluster_out,
                       node_name, npus, rule_dirs, backlog, select, ignore)
     tracker = saved.get("tracker") or {}
     marks = saved.setdefault("marks", {})
@@ -134,7 +136,8 @@ def _tick(folder, saved, paths, cfg, lang, window, resolve_after, fail_on, prom_
         TextFile(prom_out).put(render("prom", tick.report, status=tick.status, lang=lang))
     if mindcluster_out and tick.events:
         form = "configmap" if mindcluster_out.lower().endswith((".yaml", ".yml")) else "json"
-        MindCluster(mindcluster_out, node, parse_npus(npus, "--npus"), render=lambda r, **kw: render("mindcluster", r, **kw),
+        MindCluster(mindcluster_out, node, parse_npus(npus, "--npus"),
+                    render=lambda r, **kw: render("mindcluster", r, **kw),
                     form=form).emit(tick.events, watcher.tracker.seq, int(time.time() * 1000))
     return {**watcher.state(), "marks": saved.get("marks") or {}, "tick_wall": time.time()}
 

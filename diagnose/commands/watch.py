@@ -65,7 +65,8 @@ def watch(paths, state_dir, window, resolve_after, fail_on, prom_out, mindcluste
     options = Options(
         paths=list(paths), window_s=parse_duration(window, "--window"),
         resolve_after_s=parse_duration(resolve_after, "--resolve-after"),
-        max_window_bytes=parse_size(max_window_bytes, "--max-window-bytes"), backlog_bytes=parse_size(backlog, "--backlog"),
+        max_window_bytes=parse_size(max_window_bytes, "--max-window-bytes"),
+        backlog_bytes=parse_size(backlog, "--backlog"),
         node=resolve_node(node_name),
         exclude=excluded(json_lines, report_out, prom_out, mindcluster_out, folder=folder),
     )

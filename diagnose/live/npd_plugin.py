@@ -117,7 +117,8 @@ def _details(hits: list[dict], msg) -> str:
 
 
 def monitor_config(executable: str, args: list[str], paths: list[str], interval_s: int = 60, timeout_s: int = 50,
-                   max_output_length: int = DEFAULT_MAX_OUTPUT, lang: str = "en", checks: list[str] | None = None) -> dict:
+                   max_output_length: int = DEFAULT_MAX_OUTPUT, lang: str = "en",
+                   checks: list[str] | None = None) -> dict:
     """NPD's custom-plugin monitor file: one rule per check, each running ``executable npd --check NAME``."""
     msg = messages(lang)
     chosen = [CHECKS[name] for name in (checks or list(CHECKS))]

@@ -68,7 +68,8 @@ def render(report: Report, status: RunStatus | None = None, lang: str = "en", **
     family("diagnose_finding_occurrences", "gauge", _by_rule(report.findings, node, lambda f: f.count))
     if status is not None:
         family("diagnose_findings_opened_total", "counter",
-               [({"rule": r, "category": c, "severity": s}, float(n)) for (r, c, s), n in sorted(status.opened_total.items())])
+               [({"rule": r, "category": c, "severity": s}, float(n))
+                for (r, c, s), n in sorted(status.opened_total.items())])
     latest = _latest(report)
     nodes = _capped(sorted({n for n, _, _ in latest}), MAX_NODES)
     for name, signal, scale in SIGNALS:
@@ -95,7 +96,8 @@ def _by_rule(findings, node: str, weight) -> list[tuple[dict[str, str], float]]:
     for f in findings:
         for n in sorted(set(f.nodes or [node])):
             counts[(shown.get(n, OTHER), f.rule_id, f.category, f.severity)] += weight(f)
-    return [({"node": n, "rule": r, "category": c, "severity": s}, float(v)) for (n, r, c, s), v in sorted(counts.items())]
+    return [({"node": n, "rule": r, "category": c, "severity": s}, float(v))
+            for (n, r, c, s), v in sorted(counts.items())]
 
 
 def _latest(report: Report) -> dict[tuple[str, str, str], float]:
