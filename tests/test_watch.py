@@ -213,3 +213,15 @@ def test_sigusr1_writes_the_report_and_sigterm_stops_it(tmp_path):
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143 and "terminated" in err and "Traceback" not in err
+
+
+def test_a_failing_tick_is_one_line_not_a_traceback(tmp_path, monkeypatch):
+    from diagnose.live.watcher import Watcher
+
+    def broken(self):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(Watcher, "tick", broken)
+    result = run_cli("watch", str(tmp_path), "--state", str(tmp_path / "st"), "--once")
+    assert result.exit_code == 3 and "a tick failed (RuntimeError: disk on fire)" in result.stderr
+    assert "Traceback" not in result.output

@@ -46,7 +46,7 @@ class Launch:
 
     def script(self) -> str:
         """A shell script that says how the server was started: the kept variables, then the command."""
-        lines = ["#!/bin/sh", f"# launch command of process {self.pid}"]
+        lines = ["#!/bin/sh"]
         lines += [f"export {k}={shlex.quote(v)}" for k, v in sorted(self.env.items())]
         lines.append(shlex.join(self.argv))
         return "\n".join(lines) + "\n"

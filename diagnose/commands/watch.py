@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from diagnose.commands import configured
-from diagnose.commands.console import EXIT_USAGE, exit_code
+from diagnose.commands.console import EXIT_INCOMPLETE, EXIT_USAGE, exit_code
 from diagnose.commands.live_options import (
     excluded, live_options, node_name as resolve_node, parse_duration, parse_npus, parse_size, say, settings_from,
 )
@@ -104,34 +104,51 @@ def _run(folder, options, settings, fail_on, every, json_lines, report_out, repo
     asked = threading.Event()
     previous = signal.signal(signal.SIGUSR1, lambda *_: asked.set()) if hasattr(signal, "SIGUSR1") else None
     next_report = time.monotonic() + report_every_s if report_every_s else None
+    failed = None
     try:
         while True:
             started = time.monotonic()
-            tick = watcher.tick()
-            _put(lambda: lines.emit(tick.events), msg)
-            if faults is not None and tick.events:
-                _put(lambda: faults.emit(tick.events, watcher.tracker.seq, int(time.time() * 1000)), msg)
-            if tick.report is not None and (prom is not None or server is not None):
-                text = render("prom", tick.report, status=tick.status, lang=settings.lang)
-                if prom is not None:
-                    _put(lambda: prom.put(text), msg)
-                if server is not None:
-                    server.text = text
-            due = next_report is not None and time.monotonic() >= next_report
-            if tick.report is not None and (asked.is_set() or due):
-                asked.clear()
-                if due:
-                    next_report = time.monotonic() + report_every_s
-                _put(lambda: report_sink.put(_report(tick.report, report_format, settings, fail_on, watcher)), msg)
-            _put(lambda: live_state.save(folder, watcher.state()), msg)
+            try:
+                code = _tick(watcher, lines, faults, prom, server, report_sink, asked, folder, settings, fail_on,
+                             report_format, msg, next_report)
+            except Exception as exc:  # noqa: BLE001 - a daemon says what failed, once, and tries again next tick
+                reason = f"{type(exc).__name__}: {exc}"
+                if reason != failed:
+                    say(msg("cli.error", text=msg("live.tick_failed", reason=reason)))
+                failed, code = reason, None
+            else:
+                failed = None
+            if code is not None and code[1]:
+                next_report = time.monotonic() + report_every_s
             if once:
-                return tick.status.exit_code if tick.status is not None else 0
+                return code[0] if code is not None else EXIT_INCOMPLETE
             asked.wait(max(0.0, every - (time.monotonic() - started)))
     finally:
         if previous is not None:
             signal.signal(signal.SIGUSR1, previous)
         if server is not None:
             server.close()
+
+
+def _tick(watcher, lines, faults, prom, server, report_sink, asked, folder, settings, fail_on, report_format, msg,
+          next_report) -> tuple[int, bool]:
+    """One tick and its outputs; (the window's exit code, whether the timed report was written)."""
+    tick = watcher.tick()
+    _put(lambda: lines.emit(tick.events), msg)
+    if faults is not None and tick.events:
+        _put(lambda: faults.emit(tick.events, watcher.tracker.seq, int(time.time() * 1000)), msg)
+    if tick.report is not None and (prom is not None or server is not None):
+        text = render("prom", tick.report, status=tick.status, lang=settings.lang)
+        if prom is not None:
+            _put(lambda: prom.put(text), msg)
+        if server is not None:
+            server.text = text
+    due = next_report is not None and time.monotonic() >= next_report
+    if tick.report is not None and (asked.is_set() or due):
+        asked.clear()
+        _put(lambda: report_sink.put(_report(tick.report, report_format, settings, fail_on, watcher)), msg)
+    _put(lambda: live_state.save(folder, watcher.state()), msg)
+    return (tick.status.exit_code if tick.status is not None else 0), due
 
 
 def _report(report, fmt: str, settings, fail_on: str, watcher: Watcher) -> str:
