@@ -95,6 +95,15 @@ def test_near_misses_raise_no_hang(tmp_path, case):
     assert _findings(tmp_path, {"node-0/vllm-serve.log": text}) == []
 
 
+def test_a_server_restarted_into_a_new_file_is_no_hang(tmp_path):
+    """The first process's lines stop (killed, no word); a new process of the same engine writes a new file."""
+    lines = two_engines().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if "14:20:02" in line)
+    later = [line for line in lines[cut:] if _at(line) is None or _at(line) > "14:21:00"]
+    assert _findings(tmp_path, {"node-0/vllm_ascend_20250903_140000_100.log": "".join(lines[:cut]),
+                                "node-0/vllm_ascend_20250903_142100_200.log": "".join(later)}) == []
+
+
 def test_the_quiet_node_is_named_when_its_other_files_still_grow(tmp_path):
     """Two nodes, one engine each: node-1's throughput lines stop while its plog and node-0 go on."""
     node1 = [line for line in HEALTHY if not ((_THROUGHPUT in line or "SpecDecoding metrics" in line)

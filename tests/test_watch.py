@@ -133,7 +133,7 @@ def test_an_engine_that_goes_quiet_is_a_hang_by_the_clock(tmp_path):
     events = replay.tick().events
     assert "ENG020" not in _opened(events)
     events = []
-    for _ in range(10):
+    for _ in range(16):  # two minutes without a line, and three of its intervals
         events += replay.tick(10.0).events
     hang = [e for e in events if e.finding.rule_id == "ENG020"]
     assert [e.event for e in hang] == ["open"] and hang[0].finding.facts["quiet_first"] == "Engine 000 @ node-0"

@@ -8,10 +8,12 @@ the other files still grow. So silence is the signal, read from the periodic ser
 
 * an engine that printed at least ``MIN_LINES`` periodic lines has an interval (the median gap between them);
 * it is **quiet** when the end of the run (the latest stamp of any file, or watch's clock in live mode: the
-  ``now`` the pipeline hands in) lies ``INTERVALS`` of its intervals (and at least ``MIN_QUIET``) past its
-  last periodic line;
+  ``now`` the pipeline hands in) lies ``INTERVALS`` of its intervals (and at least ``MIN_QUIET``, two minutes)
+  past its last periodic line;
 * it is **idle**, not hung, when that last line shows no request running or waiting and no throughput (vLLM
   stops printing the line on an idle server);
+* it was **replaced** when the same engine of the same node prints again in another file that began after
+  its last line (a restarted server writes a new file log);
 * it **stopped** when its own file logs an error after its last line, or any file of its node says it shut
   down or died (a line of its kind's ``SourceKind.stops``): then the rules that read those lines explain it.
 
@@ -34,7 +36,9 @@ SILENCE_ID = "ENG020"
 SILENCE_NAME = "engine-went-quiet"  # --select/--ignore and suppressions may name it like a rule
 CATEGORY = "engine"
 INTERVALS = 3
-MIN_QUIET = timedelta(seconds=30)
+# A forward step longer than this is no serving step: a long prefill stops vLLM's line for a while too (it
+# prints it only while a throughput is not zero), so a shorter silence is not yet a hang.
+MIN_QUIET = timedelta(seconds=120)
 MIN_LINES = 3
 _STATE = ("running_reqs", "waiting_reqs", "gen_throughput", "prompt_throughput")
 
@@ -57,6 +61,12 @@ def find_silence(records: pl.DataFrame, series: pl.DataFrame | None, periodic: M
         limit_s=pl.max_horizontal(pl.col("interval_s") * INTERVALS, pl.lit(MIN_QUIET.total_seconds())),
     )
     quiet = streams.filter((pl.col("quiet_s") >= pl.col("limit_s")) & ~_idle())
+    if quiet.height == 0:
+        return None
+    later = streams.select("node", "engine", begun=pl.col("first_ts"))
+    replaced = quiet.join(later, on=["node", "engine"], how="inner", nulls_equal=True) \
+        .filter(pl.col("begun") > pl.col("last_ts")).select("node", "file", "engine").unique()
+    quiet = quiet.join(replaced, on=["node", "file", "engine"], how="anti", nulls_equal=True)
     if quiet.height == 0:
         return None
     stopped = _stopped(records, quiet, stops or {})
@@ -89,6 +99,7 @@ def _streams(series: pl.DataFrame | None, periodic: Mapping[str, frozenset[str]]
     per = rows.group_by(keys).agg(
         n=pl.col("ts").n_unique(),
         interval_s=pl.col("ts").unique().sort().diff().drop_nulls().dt.total_microseconds().median() / 1e6,
+        first_ts=pl.col("ts").min(),
         last_ts=pl.col("ts").max(),
         # the last line; of the lines of its last time, the one that says how many requests ran
         file=pl.col("file").sort_by("ts", pl.col("signal").is_in(list(_STATE)), "line").last(),
