@@ -13,7 +13,7 @@ and the judged frames say, per file, the first line still inside the window and 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import polars as pl
 
@@ -36,10 +36,13 @@ class Service:
         self.rules, self.rule_errors = load_catalog(settings)
         self.filters = filters_for(self.rules)
 
-    def judge(self, sources: list[SourceFile], shifts: dict[str, int], settings: Settings) -> Judged:
+    def judge(self, sources: list[SourceFile], shifts: dict[str, int], settings: Settings,
+              span_s: float | None = None) -> Judged:
+        """The window's Report; ``span_s``: the window's length, which says (with the latest time read) where
+        each file's lines still inside it begin."""
         parsed = read(sources, settings, self.filters)
         _shift(parsed, shifts)
-        first_inside, latest = _extent(parsed)
+        first_inside, latest = _extent(parsed, span_s)
         report = diagnose(parsed, self.rules, list(self.rule_errors), settings, self.filters)
         return Judged(report, first_inside, latest)
 
@@ -61,7 +64,7 @@ def _shift(parsed, shifts: dict[str, int]) -> None:
     parsed.texts = moved(parsed.texts, "line")
 
 
-def _extent(parsed) -> tuple[dict[str, int], datetime | None]:
+def _extent(parsed, span_s: float | None) -> tuple[dict[str, int], datetime | None]:
     frames = [f.select(pl.col("file").cast(pl.String), "line", "ts") for f in (parsed.records, parsed.signals,
                                                                               parsed.series)
               if f is not None and f.height]
@@ -70,5 +73,8 @@ def _extent(parsed) -> tuple[dict[str, int], datetime | None]:
     dated = pl.concat(frames).filter(pl.col("ts").is_not_null())
     if dated.height == 0:
         return {}, None
+    latest = dated["ts"].max()
+    if span_s is not None:  # by the time just read, not the clock the read began with
+        dated = dated.filter(pl.col("ts") >= latest - timedelta(seconds=span_s))
     first = dict(dated.group_by("file").agg(pl.col("line").min()).iter_rows())
-    return {k: int(v) for k, v in first.items()}, dated["ts"].max()
+    return {k: int(v) for k, v in first.items()}, latest

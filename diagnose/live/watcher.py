@@ -126,7 +126,8 @@ class Watcher:
         if self.stream_ts is None and self.window.files:  # the first judgement learns the clock from the lines
             self._learn(self.service.judge(*self.window.sources(self.settings.budget), self._settings(None)), wall)
         clock = self.clock(wall)
-        judged = self.service.judge(*self.window.sources(self.settings.budget), self._settings(clock))
+        judged = self.service.judge(*self.window.sources(self.settings.budget), self._settings(clock),
+                                    self.options.window_s)
         self._learn(judged, wall)
         self.last_judge_wall = wall
         self.report = judged.report
