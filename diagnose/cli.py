@@ -79,6 +79,9 @@ def main() -> None:
            diagnose rules list|show|test|docs|new|signals   the rule catalog
            diagnose preflight MODEL_DIR ...  check weights metadata and launch settings before starting
            diagnose expert-load DUMPS ...    weekly expert-load report and a better expert placement
+           diagnose watch PATH...            follow growing logs: findings as they open and resolve
+           diagnose npd --check C PATH...    a node-problem-detector plugin; npd-config writes its monitor file
+           diagnose collect [-o B.tar.gz]    gather an incident bundle from this node
     Run `diagnose check --help` for the analysis options (--format, --fail-on, --rules, --select, ...).
     Defaults come from .diagnose.toml or [tool.diagnose] in pyproject.toml (see docs/ci.md).
     """
@@ -86,3 +89,36 @@ def main() -> None:
 
 for _command in (check, rules_group, preflight, expert_load):
     main.add_command(_command)
+
+
+class _Lazy(click.Command):
+    """A command whose module is imported when it runs (or shows its help): the live and collection commands
+    bring modules a plain analysis never needs."""
+
+    def __init__(self, name: str, module: str, attribute: str, summary: str):
+        super().__init__(name, help=summary, short_help=summary)
+        self._where = (module, attribute)
+
+    def _real(self) -> click.Command:
+        import importlib
+
+        module, attribute = self._where
+        return getattr(importlib.import_module(module), attribute)
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        return self._real().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx):
+        return self._real().invoke(ctx)
+
+    def get_help(self, ctx):
+        return self._real().get_help(ctx)
+
+
+for _name, _module, _attribute, _summary in (
+    ("watch", "diagnose.commands.watch", "watch", "Follow growing logs; say each finding when it opens and resolves."),
+    ("npd", "diagnose.commands.npd", "npd", "One node-problem-detector plugin run (exit 0 OK, 1 problem)."),
+    ("npd-config", "diagnose.commands.npd", "npd_config", "Write node-problem-detector's custom plugin monitor file."),
+    ("collect", "diagnose.commands.collect", "collect", "Gather an incident bundle from this node's log places."),
+):
+    main.add_command(_Lazy(_name, _module, _attribute, _summary))

@@ -5,7 +5,8 @@ A fingerprint hashes the rule id, the shape of the first evidence line's file na
 line (diagnose/analysis/signatures.py: times, ids, addresses, paths, sizes and numbers masked). It leaves out what
 changes from one run of the same problem to the next: timestamps, line numbers, counts, pids, which node
 happened to log first, and the folder or archive the logs were collected into. Only the file's own name
-takes part, with its digits masked (``plog-2873_20250701093000123.log`` -> ``plog-#_#.log``), so
+takes part, with its digits masked (``plog-2873_20250701093000123.log`` -> ``plog-#_#.log``) and the suffixes
+rotation adds dropped (``vllm.log.1`` -> ``vllm.log``), so
 ``bench-0701.tgz!job/node-1/vllm.log`` and ``bench-0702.tgz!job/node-2/vllm.log`` give the same fingerprint.
 Two findings of one rule (the error-code rules report one per code) differ by their evidence text.
 
@@ -24,6 +25,22 @@ from diagnose.knowledge.masks import mask
 
 VERSION = "v1"
 _DIGITS = re.compile(r"\d+")
+# A rotated log is the same log (``diagnose watch`` follows a file through its rotation): the suffixes that
+# rotation adds are dropped from the file's name.
+_ROTATED = (
+    (re.compile(r"(\.log|\.txt|\.out)(?:\.\d+)+$"), r"\1"),  # Python's RotatingFileHandler, logrotate: app.log.1
+    (re.compile(r"(\.log|\.txt|\.out)-\d{8,}$"), r"\1"),  # logrotate's dateext: app.log-20250903
+    (re.compile(r"^(vllm_ascend_\d{8}_\d{6}_\d+)_\d{3}(\.log)$"), r"\1\2"),  # vllm-ascend: ..._<pid>_002.log
+)
+
+
+def unrotated(display: str) -> str:
+    """The path with the suffix its rotation added dropped from its last part (``node-0/app.log.1`` ->
+    ``node-0/app.log``): the name of the log the file is part of."""
+    head, sep, name = display.replace("\\", "/").rpartition("/")
+    for pattern, kept in _ROTATED:
+        name = pattern.sub(kept, name)
+    return head + sep + name
 
 
 def file_shape(display: str) -> str:
@@ -31,7 +48,7 @@ def file_shape(display: str) -> str:
     if not display or display in ("-", "<stdin>"):
         return "stdin"
     name = re.split(r"[/\\!]", display.rstrip("/\\!"))[-1]
-    return _DIGITS.sub("#", name)
+    return _DIGITS.sub("#", unrotated(name))
 
 
 def digest(rule_id: str, shape: str, signature: str) -> str:

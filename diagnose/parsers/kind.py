@@ -25,6 +25,23 @@ class Panel:
 
 
 @dataclass(frozen=True)
+class Location:
+    """Where the software writes files of a kind by default: what ``diagnose collect`` gathers from a node.
+
+    ``roots`` are tried in order and the first that is set and exists is used (an override such as
+    ``$ASCEND_PROCESS_LOG_PATH`` replaces the default rather than adding to it); a root may name environment
+    variables (``$VAR``), the home folder (``~``) or an absolute path (read under ``--sysroot``). ``patterns``
+    are globs under the root. A location with a ``command`` is what a tool prints (``npu-smi info``), saved as
+    ``save_as``. ``source`` says where the default is documented."""
+
+    roots: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ("**/*.log",)
+    command: tuple[str, ...] = ()
+    save_as: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class SourceKind:
     """What the program knows about one kind of input, in one place.
 
@@ -49,6 +66,9 @@ class SourceKind:
     line_oriented: bool = False  # parsed chunk by chunk as lines; otherwise the file is parsed whole
     batchable: bool = False  # small files of the kind may be parsed together (the parser uses no file name)
     periodic: frozenset[str] = frozenset()  # signals printed every interval: kept in the compact series
+    # Lines that say a process of the kind ended on purpose or died: periodic lines that stop after one are no
+    # hang (diagnose/analysis/silence.py). Part of the kind's hints, so the prefilter keeps them.
+    stops: str | None = None
     signals: Mapping[str, str] = field(default_factory=dict)  # signal name -> meaning
     bundle_pass: BundlePass | None = None  # (signals, series) -> signals, once over the whole bundle
     panels: tuple[Panel, ...] = ()
@@ -57,6 +77,7 @@ class SourceKind:
     # ``streams(name)`` says which; ``parse_stream(binary stream, ctx, text info)`` parses one.
     streams: Callable[[str], bool] | None = None
     parse_stream: Callable[..., tuple[pl.DataFrame, pl.DataFrame]] | None = None
+    locations: tuple[Location, ...] = ()  # where the software writes this kind by default (diagnose collect)
 
 
 def head_only(pattern: str) -> str:

@@ -20,7 +20,7 @@ import diagnose.parsers.kinds as _package
 from diagnose.parsers.families import cann, oom, tracebacks as traceback
 from diagnose.parsers.kinds import generic
 from diagnose.parsers.lineframe import ANSI, BARE_SGR
-from diagnose.parsers.kind import BundlePass, Panel, Parser, SourceKind, head_only
+from diagnose.parsers.kind import BundlePass, Location, Panel, Parser, SourceKind, head_only
 
 def _collect() -> tuple[SourceKind, ...]:
     """Every ``SOURCE``/``SOURCES`` declared by a module of this package (the generic text kind aside)."""
@@ -71,6 +71,16 @@ def well_formed(name: str) -> str | None:
 def periodic_signals() -> dict[str, frozenset[str]]:
     """Source kind -> its periodic signals, for the kinds that have some."""
     return {k.name: k.periodic for k in KINDS if k.periodic}
+
+
+def stops() -> dict[str, str]:
+    """Source kind -> the pattern of its lines that say a process ended, for the kinds that declare one."""
+    return {k.name: k.stops for k in KINDS if k.stops}
+
+
+def locations() -> list[tuple[str, Location]]:
+    """(kind, location) of every kind's default places, in the registry's order (diagnose collect)."""
+    return [(k.name, loc) for k in KINDS for loc in k.locations]
 
 
 def bundle_passes() -> list[tuple[str, BundlePass]]:

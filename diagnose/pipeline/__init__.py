@@ -7,6 +7,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import polars as pl
+
 from diagnose.engine import Rule, builtin_rules_dir, load_rules
 from diagnose.engine.filters import RuleFilters
 from diagnose.engine.selection import RuleKey, select_rules
@@ -16,9 +20,10 @@ from diagnose.pipeline.reading import Parsed, Progress
 from diagnose.pipeline.settings import Settings
 from diagnose.pipeline.stages import diagnose, read, read_paths
 from diagnose.analysis.rootcause import ROOT_ID, ROOT_NAME
+from diagnose.analysis.silence import CATEGORY as SILENCE_CATEGORY, SILENCE_ID, SILENCE_NAME
 
 # Findings that come from a pass rather than a rule file, which --select/--ignore and suppressions may name.
-SYNTHETIC_RULES = (RuleKey(ROOT_ID, ROOT_NAME, "communication"),)
+SYNTHETIC_RULES = (RuleKey(ROOT_ID, ROOT_NAME, "communication"), RuleKey(SILENCE_ID, SILENCE_NAME, SILENCE_CATEGORY))
 
 
 def load_catalog(settings: Settings) -> tuple[list[Rule], list[str]]:
@@ -36,9 +41,14 @@ def load_all_rules(settings: Settings) -> tuple[list[Rule], list[str]]:
 
 
 def filters_for(rules: list[Rule]) -> RuleFilters:
-    """The filters that keep memory bounded to what these rules can use (engine/filters.py)."""
+    """The filters that keep memory bounded to what these rules can use (engine/filters.py), and the lines
+    that say a process stopped (``SourceKind.stops``), which the silence pass reads."""
     prefiltered = [k.name for k in registry.KINDS if k.line_heads and k.hints]
-    return RuleFilters.from_rules(rules, prefiltered, registry.periodic_signals())
+    filters = RuleFilters.from_rules(rules, prefiltered, registry.periodic_signals())
+    stops = [pl.col("text").str.contains(p) for p in registry.stops().values()]
+    if stops and filters.keep is not None:
+        filters = replace(filters, keep=pl.any_horizontal([filters.keep, *stops]))
+    return filters
 
 
 def analyze(paths: list[str], settings: Settings, progress: Progress | None = None) -> Report:

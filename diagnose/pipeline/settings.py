@@ -26,3 +26,4 @@ class Settings:
     # --select/--ignore over the configuration file's select/ignore, lowest priority first (engine/rule_selection.py)
     selection: tuple[RuleSelection, ...] = ()
     suppressions: tuple[Suppression, ...] = ()  # from the configuration file (diagnose/analysis/suppression.py)
+    now: datetime | None = None  # watch's clock: silence is measured up to it (else to the latest stamp read)

@@ -180,6 +180,20 @@ def _rules(run: Run) -> None:
     run.selected = selected_rows([f.rule_id for f in run.findings], run.rules, p.records, p.signals)
 
 
+def _silence(run: Run) -> None:
+    """A serving engine that went quiet while nothing says it stopped: a hang (diagnose/analysis/silence.py)."""
+    from diagnose.analysis.silence import CATEGORY, SILENCE_ID, SILENCE_NAME, find_silence
+    from diagnose.engine.selection import RuleKey, is_selected
+
+    if not is_selected(run.settings.selection, RuleKey(SILENCE_ID, SILENCE_NAME, CATEGORY)):
+        return
+    p = run.parsed
+    found = find_silence(p.records, p.series, registry.periodic_signals(), now=run.settings.now,
+                         lang=run.settings.lang, texts=p.texts, read_back=read_lines, stops=registry.stops())
+    if found is not None:
+        run.findings.append(found)
+
+
 def _rank(run: Run) -> None:
     run.findings = rank_findings(run.findings)
 
@@ -228,6 +242,7 @@ def _origins(run: Run) -> None:
 ANALYSIS: list[tuple[Stage, str]] = [  # (stage, where its failure is recorded)
     (Stage("validate", _validate, failure="baseline comparison"), "parsed"),
     (Stage("rules", _rules), "run"),
+    (Stage("silence", _silence, failure="silence check"), "run"),
     (Stage("rank", _rank), "run"),
     (Stage("root cause", _root_cause, failure="root cause across ranks"), "run"),
     (Stage("signatures", _signatures, failure="unrecognised error signatures"), "run"),

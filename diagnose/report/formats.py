@@ -20,6 +20,7 @@ class Format:
     machine: bool = False  # read by programs: annotations and notes go to standard error, not into it
     extra: str | None = None  # the option that writes it beside the main output (--json FILE)
     describes: str = ""  # for that option's help: "Also write <describes> here."
+    of_report: bool = True  # renders a Report (the live outputs render the live state instead)
 
 
 FORMATS: tuple[Format, ...] = (
@@ -38,6 +39,10 @@ FORMATS: tuple[Format, ...] = (
            describes="a GitLab Code Quality report"),
     Format("html", "diagnose.report.html", (".html", ".htm"), machine=True, extra="--html",
            describes="the incident page (HTML)"),
+    # The live outputs of watch and npd: the Prometheus textfile (status=RunStatus) and ClusterD's public-fault
+    # message (faults=[PublicFault]); not a --format of a report.
+    Format("prom", "diagnose.report.prom", (".prom",), machine=True, of_report=False),
+    Format("mindcluster", "diagnose.report.mindcluster", machine=True, of_report=False),
 )
 _BY_NAME = {f.name: f for f in FORMATS}
 # The extra outputs in the order they are written (the order of their options in --help).
@@ -45,7 +50,8 @@ EXTRA_ORDER = ("json", "sarif", "junit", "markdown", "html", "gitlab")
 
 
 def names() -> list[str]:
-    return [f.name for f in FORMATS]
+    """The formats a report can be written in (``--format``)."""
+    return [f.name for f in FORMATS if f.of_report]
 
 
 def get(name: str) -> Format:
@@ -61,7 +67,7 @@ def by_suffix(filename: str) -> Format | None:
     SARIF, ``x.json`` JSON); a name without a suffix is text; None for a suffix no format has."""
     name = filename.lower().rsplit("/", 1)[-1]
     best: tuple[int, Format] | None = None
-    for fmt in FORMATS:
+    for fmt in (f for f in FORMATS if f.of_report):
         for suffix in fmt.suffixes:
             if name.endswith(suffix) and len(name) > len(suffix) and (best is None or len(suffix) > best[0]):
                 best = (len(suffix), fmt)
@@ -71,7 +77,7 @@ def by_suffix(filename: str) -> Format | None:
 
 
 def known_suffixes() -> list[str]:
-    return sorted({s for f in FORMATS for s in f.suffixes})
+    return sorted({s for f in FORMATS if f.of_report for s in f.suffixes})
 
 
 def render(name: str, report, **options) -> str:

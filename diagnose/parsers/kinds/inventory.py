@@ -9,7 +9,7 @@ import polars as pl
 
 from diagnose.parsers.kinds import npusmi, versions
 from diagnose.parsers.lineframe import FileContext
-from diagnose.parsers.kind import SourceKind
+from diagnose.parsers.kind import Location, SourceKind
 
 
 def parse_npusmi(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -60,6 +60,7 @@ NPU_SMI = SourceKind(
     r"|^\s*(?:NPU ID|Software Version|Firmware Version|Compatibility|Chip Count|Faulty Chip Count|Health Status)\s+:",
     signals=npusmi.SIGNALS,
     sniff_rank=50,
+    locations=(Location(command=("npu-smi", "info"), save_as="npu-smi-info.txt", source="npu-smi"),),
 )
 
 VERSION_INFO = SourceKind(
@@ -77,6 +78,13 @@ VERSION_INFO = SourceKind(
     signals=versions.SIGNALS,
     bundle_pass=_derive,
     sniff_rank=60,
+    # The install tree's version files (driver, firmware, CANN toolkit, ATB, MindIE), under --sysroot.
+    locations=(Location(roots=("$ASCEND_HOME", "/usr/local/Ascend"),
+                        patterns=("driver/version.info", "firmware/version.info", "ascend-toolkit/latest/version.cfg",
+                                  "ascend-toolkit/latest/*_install.info", "ascend-toolkit/latest/*/*_install.info",
+                                  "nnal/atb/latest/version.info", "mindie/latest/version.info",
+                                  "mindie/latest/*/version.info"),
+                        source="Ascend install layout"),),
 )
 
 SOURCES = (NPU_SMI, VERSION_INFO)

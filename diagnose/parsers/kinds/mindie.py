@@ -33,7 +33,7 @@ from diagnose.parsers.families.cann import HINTS as CANN_HINTS
 from diagnose.parsers.families.cann import block_signals, runtime_code_expr
 from diagnose.parsers.lineframe import FileContext, datetime_from_parts, full_date_expr, group_events
 from diagnose.parsers.families.tracebacks import exception_signals
-from diagnose.parsers.kind import SourceKind
+from diagnose.parsers.kind import Location, SourceKind
 
 KIND = "mindie"
 
@@ -213,5 +213,10 @@ SOURCE = SourceKind(
     signals={"kv_blocks": "KV cache blocks (MindIE `NpuBlockNum`, `num_npu_blocks`)",
              "num_speculative_tokens": "speculative tokens per step configured (`number of sepculative tokens is N`)",
              "speculative_method": "`mtp` when MindIE starts an MtpWorker (text)"},
+    # MindIE run logs (MINDIE_LOG_PATH, possibly per component as `llm:/path;...`, else ~/mindie/log) and the
+    # ATB operator logs (MindIE-LLM logging_configuration.md; FaultDiag's collection guide).
+    locations=(Location(roots=("$MINDIE_LOG_PATH", "~/mindie/log"), patterns=("debug/*.log", "*.log"),
+                        source="Ascend/MindIE-LLM docs/zh/user_guide/user_manual/logging_configuration.md"),
+               Location(roots=("~/atb/log",), patterns=("*.log", "*/*.log"), source="FaultDiag collection guide")),
     sniff_rank=20,
 )

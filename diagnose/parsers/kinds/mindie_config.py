@@ -25,7 +25,7 @@ import polars as pl
 
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.lineframe import FileContext
-from diagnose.parsers.kind import SourceKind
+from diagnose.parsers.kind import Location, SourceKind
 
 KIND = "mindie-config"
 
@@ -267,4 +267,6 @@ SOURCE = SourceKind(
     r'|maxInputTokenLen|npuMemSize|cacheBlockSize|maxPrefillTokens|modelInstanceNumber)"\s*:',
     signals=SIGNALS,
     sniff_rank=30,
+    locations=(Location(roots=("$MIES_INSTALL_PATH", "/usr/local/Ascend/mindie/latest/mindie-service"),
+                        patterns=("conf/config.json",), source="MindIE service install layout"),),
 )

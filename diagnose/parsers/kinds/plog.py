@@ -28,7 +28,7 @@ from diagnose.parsers.families.cann import HINTS as CANN_HINTS
 from diagnose.parsers.families.cann import block_signals, runtime_code_expr
 from diagnose.parsers.families.tracebacks import exception_signals
 from diagnose.parsers.lineframe import FileContext, datetime_from_parts, full_date_expr, group_events
-from diagnose.parsers.kind import SourceKind
+from diagnose.parsers.kind import Location, SourceKind
 
 KIND = "plog"
 
@@ -148,4 +148,11 @@ SOURCE = SourceKind(
     context_hints=r"localRank|device_id|deviceLogicId|device\[|dev[Ii]d\[",
     line_oriented=True,
     sniff_rank=40,
+    # CANN application logs: ASCEND_PROCESS_LOG_PATH wins over ASCEND_WORK_PATH (logs under its log/), which
+    # wins over $HOME/ascend/log (CANN environment variable reference; MindCluster FaultDiag's collection guide).
+    locations=(Location(roots=("$ASCEND_PROCESS_LOG_PATH", "$ASCEND_WORK_PATH/log", "~/ascend/log"),
+                        patterns=("debug/plog/plog-*.log", "run/plog/plog-*.log", "debug/device-*/device-*.log",
+                                  "run/device-*/device-*.log"),
+                        source="CANN envref ASCEND_PROCESS_LOG_PATH; mind-cluster docs/en/faultdiag/user_guide/"
+                               "03_collecting_logs.md"),),
 )

@@ -26,7 +26,7 @@ from diagnose.parsers.lineframe import (
     full_date_expr,
     group_events,
 )
-from diagnose.parsers.kind import Panel, SourceKind, head_only
+from diagnose.parsers.kind import Location, Panel, SourceKind, head_only
 from diagnose.parsers.kinds.vllm_signals import (  # noqa: F401 - the signal extraction, re-exported for its users
     _PREFILTER, KIND, PERIODIC_SIGNALS, SIGNALS, derived_signals, extract_signals,
 )
@@ -68,6 +68,10 @@ PROC_PREFIX = (r"^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?Z?\s+(?:\|\s+)?)
 PROC = r".*\((?P<name>[A-Za-z][\w-]*)(?:\s+(?:rank=(?P<prank>\d+)|TP(?P<ptp>\d+)))?\s+pid=(?P<pid>\d+)(?:,\s*ip=(?P<ip>[\d.]+))?\)\s*$"
 
 REPEATED = r"\s*\[repeated \d+x across cluster\]\s*$"
+
+# Lines that say a server or engine process ended on purpose or died (SourceKind.stops).
+STOPS = (r"[Ss]hutting down|[Ss]hutdown complete|Finished server process|EngineDeadError|Engine core .{0,40}died"
+         r"|[Pp]rocess .{0,40}(?:exited|died)|[Rr]eceived signal|SIGTERM|KeyboardInterrupt")
 
 
 def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -187,10 +191,11 @@ SOURCE = SourceKind(
     # the logger part anywhere in a line; torch's per-rank stderr prefix (tracebacks, CANN error blocks); a
     # process prefix without a logger head (a pasted traceback of a worker)
     sniff=head_only(LOGGER) + r"|^\[rank\d+\]:|" + PROC_PREFIX,
-    hints=_PREFILTER + "|" + CANN_HINTS + "|out of memory",
+    hints=_PREFILTER + "|" + CANN_HINTS + "|out of memory|" + STOPS,
     line_oriented=True,
     batchable=True,
     periodic=PERIODIC_SIGNALS,
+    stops=STOPS,
     signals=SIGNALS,
     bundle_pass=_bundle_pass,
     panels=(
@@ -201,4 +206,9 @@ SOURCE = SourceKind(
         Panel("Throughput", "tokens/s", ("prompt_throughput", "gen_throughput")),
     ),
     sniff_rank=10,
+    # vllm-ascend's file log (one per process, rotated by size to ..._002.log); the console is wherever the
+    # launch redirected it (diagnose collect finds the launch command). Override: additional_config
+    # ascend_log_path, read from the launch command by collect.
+    locations=(Location(roots=("~/ascend/log/vllm_ascend",), patterns=("vllm_ascend_*.log",),
+                        source="vllm-project/vllm-ascend vllm_ascend/logger.py"),),
 )
