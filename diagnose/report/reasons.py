@@ -42,6 +42,8 @@ _REASONS: list[tuple[re.Pattern[str], str]] = [(re.compile(p + r"$"), key) for p
     (r"cannot read nested archive: (?P<error>.*)", "skip.nested_unreadable"),
     (r"cannot read standard input: (?P<error>.*)", "skip.stdin"),
     (r"unreadable hotspot dump: (?P<error>.*)", "skip.bad_dump"),
+    (r"fleet partition half-written or being written \((?P<why>.*)\): not read", "skip.fleet_half_written"),
+    (r"no extracted data for this node in the dataset \(not read\)", "skip.fleet_absent"),
 )]
 
 _NOTES: list[tuple[re.Pattern[str], str]] = [(re.compile(p + r"$"), key) for p, key in (
