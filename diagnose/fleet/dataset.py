@@ -21,10 +21,9 @@ from __future__ import annotations
 import io
 import json
 import re
-import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 
 import polars as pl
 
@@ -35,6 +34,7 @@ from diagnose.fleet.store import Store, StoreError
 DATASET_FILE = "_dataset.json"
 MANIFEST = "_manifest.json"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_RUN = re.compile(r"-(\d{8}T\d{12}-[0-9a-f]{8})\.parquet$")
 _PARTITION = re.compile(r"^date=(\d{4}-\d{2}-\d{2})/cluster=([^/]+)/node=([^/]+)$")
 
 
@@ -108,9 +108,11 @@ def check_dataset(store: Store, raw: bytes | None = None) -> None:
 
 
 def write_partition(store: Store, partition: Partition, tables: dict[str, pl.DataFrame], meta: dict) -> dict:
-    """Write one node's tables, then its manifest (the commit), then remove the previous run's files."""
+    """Write one node's tables, then its manifest (the commit), then remove older runs' files. Runs are ordered
+    by their start: an extraction that finds a newer run's manifest already committed leaves it in place and
+    removes its own files (the newer one holds the later logs)."""
     ensure_dataset(store)
-    run = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+    run = f"{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S%f')}-{uuid.uuid4().hex[:8]}"
     listed: dict[str, dict] = {}
     for name in TABLES:
         frame = conform(name, tables.get(name, empty(name)))
@@ -122,12 +124,30 @@ def write_partition(store: Store, partition: Partition, tables: dict[str, pl.Dat
     manifest = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "diagnose_version": __version__, "run": run,
                 "date": partition.day.isoformat(), "cluster": partition.cluster, "node": partition.node,
                 "written": datetime.now().astimezone().isoformat(timespec="seconds"), "tables": listed, **meta}
+    current = _current_run(store, partition)
+    if current is not None and current > run:
+        _remove_runs(store, partition, lambda other: other == run)
+        return json.loads(store.get(f"{partition.rel}/{MANIFEST}") or b"{}") or manifest
     store.put(f"{partition.rel}/{MANIFEST}", _json(manifest))
-    keep = {entry["file"] for entry in listed.values()} | {MANIFEST}
-    for rel in store.files(f"{partition.rel}/*"):
-        if rel.rsplit("/", 1)[-1] not in keep:
-            store.delete(rel)
+    # Older runs' files go, but only while this run is still the committed one, and never a newer run's
+    # (an extraction of the same node still writing).
+    if _current_run(store, partition) == run:
+        _remove_runs(store, partition, lambda other: other < run)
     return manifest
+
+
+def _current_run(store: Store, partition: Partition) -> str | None:
+    try:
+        return json.loads(store.get(f"{partition.rel}/{MANIFEST}") or b"null")["run"]
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+def _remove_runs(store: Store, partition: Partition, which) -> None:
+    for rel in store.files(f"{partition.rel}/*.parquet"):
+        m = _RUN.search(rel)
+        if m and which(m.group(1)):
+            store.delete(rel)
 
 
 def _json(value: dict) -> bytes:
