@@ -75,11 +75,11 @@ class Partition:
 
 @dataclass
 class Part:
-    """One partition as read: its manifest and its tables (lazy until collected)."""
+    """One partition as read: its manifest and its tables' files (scanned together by ``collect``)."""
 
     partition: Partition
     manifest: dict
-    tables: dict[str, pl.LazyFrame] = field(default_factory=dict)
+    tables: dict[str, str] = field(default_factory=dict)  # table -> the file to scan
 
 
 # --- writing -------------------------------------------------------------------------------------------------
@@ -192,19 +192,17 @@ def open_parts(store: Store, wanted: list[Partition]) -> tuple[list[Part], list[
         if missing or set(tables) != set(TABLES):
             broken.append((p, "missing " + ", ".join(sorted(str(m) for m in missing) or sorted(set(TABLES) - set(tables)))))
             continue
-        parts.append(Part(p, manifest, {name: pl.scan_parquet(store.uri(f"{p.rel}/{entry['file']}"))
-                                        for name, entry in tables.items()}))
+        parts.append(Part(p, manifest, {name: store.uri(f"{p.rel}/{entry['file']}") for name, entry in tables.items()}))
     return parts, broken
 
 
-def collect(parts: list[Part], name: str, columns: list[str] | None = None) -> pl.DataFrame:
-    """One table of many partitions, in their order, as one frame of the table's types. Each file is its own
-    scan (a partition of an older run may lack nothing; types are conformed once, after reading)."""
+def collect(parts: list[Part], name: str) -> pl.DataFrame:
+    """One table of many partitions, in their order, as one frame of the table's types: one scan over every
+    partition's file (polars reads them in parallel and keeps their order)."""
     if not parts:
-        return empty(name) if columns is None else empty(name).select(columns)
-    frames = [p.tables[name] if columns is None else p.tables[name].select(columns) for p in parts]
+        return empty(name)
     try:
-        out = pl.concat(frames, how="vertical_relaxed").collect()
-    except (OSError, pl.exceptions.ComputeError) as exc:
+        out = pl.scan_parquet([p.tables[name] for p in parts]).collect()
+    except (OSError, pl.exceptions.PolarsError) as exc:
         raise StoreError(f"{name}: {exc}") from exc
-    return conform(name, out) if columns is None else out
+    return conform(name, out)

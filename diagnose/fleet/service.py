@@ -109,9 +109,7 @@ def from_parts(parts: list[Part], unread: list[Skipped]) -> Parsed:
     parts = walk_key(parts)
     inputs_rows = collect(parts, "inputs")
     inputs, derived = schema.inputs_of(inputs_rows)
-    origins: dict = {}
-    for frame in (collect([p], "origins") for p in parts):
-        origins.update(schema.origins_of(frame))
+    origins = schema.origins_of(collect(parts, "origins"))
     series = collect(parts, "series")
     parsed = Parsed(
         records=collect(parts, "records").rechunk(),

@@ -119,4 +119,4 @@ class Store:
         if self.remote:
             protocol = self.location.split("://", 1)[0]
             return f"{protocol}://{self.root}/{rel}"
-        return str(Path(self.root, rel))
+        return f"{self.root.rstrip('/')}/{rel}" if self.root else rel
