@@ -18,6 +18,8 @@ from diagnose import __version__
 from diagnose.commands.check import check
 from diagnose.commands.console import COLOR_CHOICES
 from diagnose.commands.expert_load import expert_load
+from diagnose.commands.extract import extract
+from diagnose.commands.fleet import fleet_group
 from diagnose.commands.preflight import preflight
 from diagnose.commands.rules import rules_group
 
@@ -82,12 +84,14 @@ def main() -> None:
            diagnose watch PATH...            follow growing logs: findings as they open and resolve
            diagnose npd --check C PATH...    a node-problem-detector plugin; npd-config writes its monitor file
            diagnose collect [-o B.tar.gz]    gather an incident bundle from this node
+           diagnose extract PATH... --out DATASET   one node's logs to a fleet dataset (Parquet)
+           diagnose fleet DATASET            judge every node of a fleet dataset together
     Run `diagnose check --help` for the analysis options (--format, --fail-on, --rules, --select, ...).
     Defaults come from .diagnose.toml or [tool.diagnose] in pyproject.toml (see docs/ci.md).
     """
 
 
-for _command in (check, rules_group, preflight, expert_load):
+for _command in (check, rules_group, preflight, expert_load, extract, fleet_group):
     main.add_command(_command)
 
 

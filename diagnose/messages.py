@@ -245,3 +245,36 @@ def locale_lang() -> str:
         if value:
             return "zh" if value.lower().startswith("zh") else "en"
     return "en"
+
+
+def words_data(words: "Words | str | None"):
+    """Words as plain JSON values (for storage: a fleet dataset keeps a skip reason as its phrase, not as a
+    sentence in one language); ``words_from_data`` turns them back."""
+    if words is None or isinstance(words, (str, int, float, bool)):
+        return words
+    if isinstance(words, Phrase):
+        return {"phrase": words.key, "values": {k: words_data(v) for k, v in words.values.items()}}
+    if isinstance(words, Joined):
+        return {"joined": [words_data(p) for p in words.parts], "sep": words.sep, "distinct": words.distinct}
+    if isinstance(words, Localized):
+        return {"localized": dict(words.texts)}
+    if isinstance(words, Template):
+        return {"template": dict(words.texts), "values": {k: words_data(v) for k, v in words.values.items()},
+                "lead": [words_data(x) for x in words.lead], "tail": [words_data(x) for x in words.tail]}
+    return str(words)
+
+
+def words_from_data(data):
+    if not isinstance(data, dict):
+        return data
+    if "phrase" in data:
+        return Phrase(str(data["phrase"]), **{k: words_from_data(v) for k, v in (data.get("values") or {}).items()})
+    if "joined" in data:
+        return Joined([words_from_data(p) for p in data["joined"]], data.get("sep"), bool(data.get("distinct")))
+    if "localized" in data:
+        return Localized(dict(data["localized"]))
+    if "template" in data:
+        return Template(dict(data["template"]), {k: words_from_data(v) for k, v in (data.get("values") or {}).items()},
+                        tuple(words_from_data(x) for x in data.get("lead") or ()),
+                        tuple(words_from_data(x) for x in data.get("tail") or ()))
+    return data

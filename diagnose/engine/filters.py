@@ -33,6 +33,9 @@ class RuleFilters:
     select: dict[str, list[str]] = field(default_factory=dict)  # kind -> raw-line patterns (any may match)
     periodic: list[Condition] | None = None  # None: rules see every periodic row, no series
     spec: Periodic = field(default_factory=dict)  # source -> periodic signals (the registry's)
+    # Keep the text of every line kept for its signals, not only of those a finding may quote: `extract` needs
+    # it, because the machine that judges the extracted frames cannot read a quoted line back from its file.
+    quote_signal_lines: bool = False
 
     @classmethod
     def from_rules(cls, rules: list[Rule], prefiltered_kinds: list[str], spec: Periodic) -> "RuleFilters":

@@ -234,8 +234,9 @@ def retain(records: pl.DataFrame, signals: pl.DataFrame, kept: pl.DataFrame,
     keep = keep | (anchor & (pl.col("line") == pl.col("line").filter(anchor).max()))
     quote = pl.col("line").is_in(kept["line"].unique().implode())
     flagged = records.with_columns(_keep=keep)
+    text = pl.col("text") if filters.quote_signal_lines else pl.when(quote).then(pl.col("text"))
     stamps = flagged.filter(~pl.col("_keep") & signal_line).select(
-        *STAMP_COLUMNS, text=pl.when(quote).then(pl.col("text")), message=pl.when(quote).then(pl.col("message")),
+        *STAMP_COLUMNS, text=text, message=pl.when(quote).then(pl.col("message")),
     )
     # Copies: the few kept rows must not keep the whole chunk's text alive (see compact_strings).
     return compact_strings(flagged.filter(pl.col("_keep")).drop("_keep")), compact_strings(stamps)

@@ -124,17 +124,31 @@ def _window(run: Run) -> None:
                          "since": s.since, "until": s.until}
 
 
-def bundle_stages() -> list[Stage]:
+def node_stages() -> list[Stage]:
+    """The stages that need only one node's files: dating (a year-less stamp takes its year from its file, its
+    node, then the bundle) and the preflight facts of the model files and launch scripts read. ``extract``
+    stops here on the node that holds the logs (diagnose/fleet/)."""
     return [
         Stage("date", _date),
         Stage("derived inputs", _derived_inputs, failure="preflight on the bundle"),
+    ]
+
+
+def across_stages() -> list[Stage]:
+    """The stages that compare files of every node: each kind's bundle pass (the profiler's slow rank, the
+    versions of the nodes) and the time window. ``fleet`` runs these over every node's extracted frames."""
+    return [
         *[_bundle_pass(kind, fn) for kind, fn in registry.bundle_passes()],
         Stage("window", _window),
     ]
 
 
-def read(sources: Iterable, settings: Settings, filters: RuleFilters, progress: Progress | None = None) -> Parsed:
-    """The read stage and the stages that complete the bundle; errors go to ``Parsed.errors``."""
+def bundle_stages() -> list[Stage]:
+    return [*node_stages(), *across_stages()]
+
+
+def gather(sources: Iterable, settings: Settings, filters: RuleFilters, progress: Progress | None = None) -> Parsed:
+    """The read stage and the node stages: what one node's files give on their own."""
     tap = None
     if settings.kind is None:  # model JSON files and launch scripts in a bundle: see diagnose/preflight/bundle.py
         from diagnose.preflight.bundle import Tap
@@ -147,9 +161,22 @@ def read(sources: Iterable, settings: Settings, filters: RuleFilters, progress: 
     if tap is not None:
         parsed.extra["tap"] = tap
     run = Run(settings, filters, [], [], parsed)
-    for stage in bundle_stages():
+    for stage in node_stages():
         _guarded(stage, run, parsed.errors)
     return parsed
+
+
+def complete(parsed: Parsed, settings: Settings, filters: RuleFilters) -> Parsed:
+    """The stages across files and nodes, over what ``gather`` gave (of one node, or of many put together)."""
+    run = Run(settings, filters, [], [], parsed)
+    for stage in across_stages():
+        _guarded(stage, run, parsed.errors)
+    return parsed
+
+
+def read(sources: Iterable, settings: Settings, filters: RuleFilters, progress: Progress | None = None) -> Parsed:
+    """The read stage and the stages that complete the bundle; errors go to ``Parsed.errors``."""
+    return complete(gather(sources, settings, filters, progress), settings, filters)
 
 
 def read_paths(paths: list[str], settings: Settings, filters: RuleFilters, progress: Progress | None = None) -> Parsed:

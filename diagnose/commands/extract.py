@@ -1,0 +1,76 @@
+"""``diagnose extract PATH... --node NAME --out DATASET``: one node's logs read where they are, written as the
+node's partition of a fleet dataset (diagnose/fleet/), for ``diagnose fleet`` to judge with every other node."""
+
+from __future__ import annotations
+
+import socket
+import sys
+
+import click
+
+from diagnose.commands import configured
+from diagnose.commands.console import EXIT_CLEAN, EXIT_OUTPUT_FAILED, EXIT_USAGE
+
+
+@click.command("extract")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--node", help="This node's name in the dataset (default: the node the paths name, else the host name).")
+@click.option("--cluster", default="default", show_default=True, help="The cluster this node belongs to.")
+@click.option("--out", "out", required=True, metavar="DATASET",
+              help="The dataset: a folder, or an object-store URI such as s3://bucket/prefix (diagnose[fleet]).")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(exists=True),
+              help="Extra rule files or folders (repeatable): what they need is kept too.")
+@click.option("--no-builtin-rules", is_flag=True, help="Use only the rules given with --rules.")
+@click.option("--budget", "budget_items", multiple=True, metavar="KEY=SIZE",
+              help="Raise or lower a reading limit, e.g. max_file_bytes=8G (repeatable; as for diagnose check).")
+@click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of the summary line.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit code.")
+@configured.config_options
+def extract(paths, node, cluster, out, rule_dirs, no_builtin_rules, budget_items, lang, quiet, config_file=None,
+            no_config=False, select=(), ignore=()):
+    """Read this node's logs under PATH... and write them to DATASET as the node's partition (Parquet, by date,
+    cluster and node): the kept records, signals and series, coverage, the node's own findings and its expert
+    load. Run it on every node, then `diagnose fleet DATASET`.
+
+    \b
+    Exit codes: 0 written, 2 usage (a bad name, a dataset of another schema version), 6 not written.
+    """
+    from diagnose.fleet.dataset import NotADataset, SchemaMismatch, check_name
+    from diagnose.fleet.runs import extract_node
+    from diagnose.fleet.store import Store, StoreError
+    from diagnose.ingest.nodes import node_from_path
+    from diagnose.messages import messages
+    from diagnose.pipeline import Settings, filters_for
+
+    cfg = configured.file_config(config_file, no_config)
+    settings = Settings(rule_dirs=configured.rule_dirs(cfg, rule_dirs), builtin_rules=not no_builtin_rules,
+                        lang=configured.language(cfg, lang), budget=configured.budget(cfg, budget_items),
+                        selection=configured.selection(cfg, select, ignore))
+    msg = messages(settings.lang)
+    named = {n for n in (node_from_path(p.rstrip("/") + "/x") for p in paths) if n}
+    node = node or (named.pop() if len(named) == 1 else socket.gethostname().split(".")[0])
+    try:
+        check_name(node, "--node")
+        check_name(cluster, "--cluster")
+        store = Store(out)
+    except (ValueError, StoreError) as exc:
+        configured.fail(str(exc))
+    rules, rule_errors, settings = configured.catalog(settings)
+    try:
+        done = extract_node(list(paths), store, node, cluster, settings, rules, rule_errors, filters_for(rules))
+    except SchemaMismatch as exc:
+        click.echo(msg("cli.error", text=msg("fleet.schema_refused", where=exc.where, found=exc.found,
+                                             expected=exc.expected)), err=True)
+        sys.exit(EXIT_USAGE)
+    except NotADataset as exc:
+        click.echo(msg("cli.error", text=msg("fleet.not_dataset", where=exc.where, reason=exc.reason)), err=True)
+        sys.exit(EXIT_USAGE)
+    except (StoreError, OSError) as exc:
+        click.echo(msg("cli.error", text=msg("fleet.not_written", where=out, reason=str(exc))), err=True)
+        sys.exit(EXIT_OUTPUT_FAILED)
+    if not quiet:
+        m = done.manifest
+        click.echo(msg("fleet.extracted", node=node, cluster=cluster, date=m["date"], files=len(done.report.inputs),
+                       records=m["tables"]["records"]["rows"], findings=len(done.report.findings),
+                       where=store.uri(f"date={m['date']}/cluster={cluster}/node={node}")), err=True)
+    sys.exit(EXIT_CLEAN)
