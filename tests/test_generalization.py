@@ -296,13 +296,25 @@ def test_a_prompt_is_masked_before_the_prefilter_scans_it():
 
 # --- the verdict -----------------------------------------------------------------------------------------------
 
-def test_an_error_no_rule_knows_is_said_at_the_top_and_fails_the_run(tmp_path: Path):
+def test_an_error_no_rule_knows_that_ended_the_run_is_said_at_the_top_and_fails_it(tmp_path: Path):
     path = _write(tmp_path, "x.log", "Traceback (most recent call last):\n  File \"a.py\", line 1, in f\n"
                                      "RuntimeError: the flux capacitor is off\n")
     result = run_cli(str(path), "--no-color")
     assert result.exit_code == 1
-    assert "No known cause: first error at" in result.stdout and "flux capacitor" in result.stdout
+    assert "Root cause: The run ended with RuntimeError (END001)" in result.stdout
+    assert "flux capacitor" in result.stdout
     assert run_cli(str(path), "--fail-on", "critical").exit_code == 0
+
+
+def test_an_error_no_rule_knows_in_a_run_that_went_on_is_listed_and_passes(tmp_path: Path):
+    path = _write(tmp_path, "x.log",
+                  "INFO 09-03 14:19:12 [api_server.py:1] Started server process [7]\n"
+                  "ERROR 09-03 14:19:13 [serving.py:88] the flux capacitor is off for request 12\n"
+                  "INFO 09-03 14:19:14 [loggers.py:118] Engine 000: Avg prompt throughput: 1.0 tokens/s\n")
+    result = run_cli(str(path), "--no-color")
+    assert result.exit_code == 0
+    assert "No failure found: the run did not end abnormally" in result.stdout and "flux capacitor" in result.stdout
+    assert run_cli(str(path), "--fail-on-unrecognised").exit_code == 1
 
 
 def test_a_clean_log_says_no_findings_and_exits_0(tmp_path: Path):

@@ -96,13 +96,15 @@ def test_signature_suppression_with_wildcards():
 def test_suppressed_signatures_no_longer_decide_the_verdict_or_the_exit_code(repo: Path):
     (repo / "node-0").mkdir()
     (repo / "node-0" / "vllm-serve.log").write_text(UNEXPLAINED)
-    code, report = run_json(str(repo / "node-0"))
+    code, report = run_json(str(repo / "node-0"))  # the run went on: listed, not a failure
+    assert code == 0 and report["verdict"]["kind"] == "unexplained-errors"
+    code, report = run_json(str(repo / "node-0"), "--fail-on-unrecognised")
     assert code == 1 and report["verdict"]["kind"] == "no-known-cause"
     assert len(report["unrecognised"]) == 2
     (repo / "pyproject.toml").write_text(
         '[tool.diagnose]\n[[tool.diagnose.suppress]]\nsignature = "widget overflow in frobnicator *"\n'
         'reason = "a test harness message"\n')
-    code, report = run_json(str(repo / "node-0"))
+    code, report = run_json(str(repo / "node-0"), "--fail-on-unrecognised")
     assert code == 0 and report["verdict"]["kind"] != "no-known-cause"
     assert [u["signature"] for u in report["unrecognised"]] == ["gizmo queue at <N> percent"]
     (entry,) = report["suppressed"]
@@ -191,10 +193,11 @@ def test_new_error_signatures_fail_with_fail_on_new(repo: Path):
     logs.mkdir(parents=True)
     (logs / "vllm-serve.log").write_text(UNEXPLAINED)
     base = repo / "base.json"
-    assert run_cli(str(logs), "--json", str(base), "-q").exit_code == 1
-    assert run_cli(str(logs), "--baseline", str(base), "--fail-on-new").exit_code == 0
+    strict = "--fail-on-unrecognised"  # errors no rule explains fail even a run that went on
+    assert run_cli(str(logs), strict, "--json", str(base), "-q").exit_code == 1
+    assert run_cli(str(logs), strict, "--baseline", str(base), "--fail-on-new").exit_code == 0
     (logs / "vllm-serve.log").write_text(UNEXPLAINED + "ERROR 07-01 09:08:00 [worker.py:90] sprocket jammed\n")
-    assert run_cli(str(logs), "--baseline", str(base), "--fail-on-new").exit_code == 1
+    assert run_cli(str(logs), strict, "--baseline", str(base), "--fail-on-new").exit_code == 1
 
 
 def test_a_baseline_from_before_fingerprints_is_matched_by_its_evidence(repo: Path):

@@ -23,6 +23,9 @@ from diagnose.ingest.names import display
               help="Mask IP addresses, host names, home paths and tokens in every output (same value, same mask).")
 @click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default=None,
               help="Exit 1 when a finding is at or above this severity (default: error, or the config's fail-on).")
+@click.option("--fail-on-unrecognised", is_flag=True,
+              help="Errors no rule explains fail the run even when it did not end abnormally (by default they are "
+                   "listed and fail only a run that crashed).")
 @click.option("--fail-on-new", is_flag=True,
               help="With --baseline REPORT.json: only findings (and error signatures) new since that report fail.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings (errors reading input still fail).")
@@ -47,7 +50,8 @@ from diagnose.ingest.names import display
                    "finding and error signature new or known).")
 @configured.config_options
 def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_rules, since, until, lang, color,
-          no_color, quiet, budget_items=(), baseline=None, fail_on_new=False, config_file=None, no_config=False,
+          no_color, quiet, budget_items=(), baseline=None, fail_on_new=False, fail_on_unrecognised=False,
+          config_file=None, no_config=False,
           select=(), ignore=(), allow_empty=False, allow_partial=False, **outputs):
     """Analyse the logs under PATH... and report findings, most likely root cause first.
 
@@ -81,6 +85,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
         timeline="html" in {fmt, *(f for f, _, _ in extras)},
         selection=configured.selection(cfg, select, ignore),
         suppressions=cfg.suppressions,
+        fail_on_unrecognised=fail_on_unrecognised or bool(cfg.fail_on_unrecognised),
     )
     speak(settings.lang)  # a Ctrl-C from here on is reported in the run's language
     if fail_on_new and read_report(baseline) is None:

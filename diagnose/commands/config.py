@@ -9,6 +9,7 @@ whichever comes first. In each folder ``.diagnose.toml`` comes before ``pyprojec
 
     # .diagnose.toml (in pyproject.toml the same keys go under [tool.diagnose])
     fail-on = "warning"
+    fail-on-unrecognised = true            # errors no rule explains fail even a run that did not end abnormally
     select = ["ALL"]
     ignore = ["PRF", "MTP004"]
     rules = ["ci/diagnose-rules"]          # extra rule folders, relative to this file
@@ -46,7 +47,7 @@ from diagnose.analysis.suppression import Suppression
 
 FILE_NAMES = (".diagnose.toml", "pyproject.toml")
 LANGS = ("en", "zh")
-KEYS = ("fail-on", "select", "ignore", "rules", "lang", "budget", "suppress")
+KEYS = ("fail-on", "fail-on-unrecognised", "select", "ignore", "rules", "lang", "budget", "suppress")
 SUPPRESS_KEYS = ("rule", "signature", "reason", "path", "node")
 
 
@@ -64,6 +65,7 @@ class FileConfig:
 
     path: Path | None = None
     fail_on: str | None = None
+    fail_on_unrecognised: bool | None = None
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
     rule_dirs: tuple[Path, ...] = ()
@@ -163,6 +165,11 @@ class _Reader:
                 values["fail_on"] = data["fail-on"]
             else:
                 self.fail("fail-on", f"{data['fail-on']!r} is not one of {', '.join(SEVERITIES)}")
+        if "fail-on-unrecognised" in data:
+            if isinstance(data["fail-on-unrecognised"], bool):
+                values["fail_on_unrecognised"] = data["fail-on-unrecognised"]
+            else:
+                self.fail("fail-on-unrecognised", "must be true or false")
         for key in ("select", "ignore"):
             if key in data:
                 items = self.strings(data[key], key)

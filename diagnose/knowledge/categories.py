@@ -32,10 +32,42 @@ class CategoryRule:
 
 
 @dataclass(frozen=True)
+class ExceptionClass:
+    """What the class of an exception says when nothing else does (``[[exception]]``)."""
+
+    category: str
+    data_only: bool  # the message is only data: place it by the innermost frame
+
+
+@dataclass(frozen=True)
 class CategoryTable:
     overrides: tuple[CategoryRule, ...]
     rules: tuple[CategoryRule, ...]
     default: str
+    exceptions: dict[str, ExceptionClass] = None  # type: ignore[assignment]
+    packages: tuple[tuple[str, str], ...] = ()  # (folder, project), most specific first
+    builtins: tuple[tuple[re.Pattern[str], str], ...] = ()  # Python's own messages: (pattern, category)
+
+    def builtin_category(self, message: str) -> str | None:
+        """The category of one of Python's own messages (``[[builtin]]``): the index never attributes those."""
+        for pattern, category in self.builtins:
+            if pattern.search(message):
+                return category
+        return None
+
+    def exception_class(self, name: str) -> ExceptionClass | None:
+        """By the last dotted part of the class name (``torch.OutOfMemoryError`` is ``OutOfMemoryError``)."""
+        return (self.exceptions or {}).get(name.rsplit(".", 1)[-1])
+
+    def site_of_path(self, path: str) -> tuple[str, str] | None:
+        """(project, path inside its release) of a file path of the machine that ran it, by the last folder
+        named like a known package; None when no package folder is in it."""
+        parts = path.replace("\\", "/").split("/")
+        for i in range(len(parts) - 2, -1, -1):
+            for folder, project in self.packages:
+                if parts[i] == folder:
+                    return project, "/".join(parts[i:])
+        return None
 
     def category_of(self, project: str, path: str, template: str) -> str:
         for rule in self.overrides:
@@ -54,7 +86,11 @@ def load_table(path: Path) -> CategoryTable:
                                    source=e["pattern"]) for e in data.get("override", []))
     rules = tuple(CategoryRule(e["category"], e.get("why", ""), glob=re.compile(fnmatch.translate(e["glob"])),
                                source=e["glob"]) for e in data.get("rule", []))
-    return CategoryTable(overrides, rules, data.get("default", "engine"))
+    exceptions = {e["name"]: ExceptionClass(e["category"], bool(e.get("data_only", False)))
+                  for e in data.get("exception", [])}
+    packages = tuple((e["folder"], e["project"]) for e in data.get("package", []))
+    builtins = tuple((re.compile(e["pattern"]), e["category"]) for e in data.get("builtin", []))
+    return CategoryTable(overrides, rules, data.get("default", "engine"), exceptions, packages, builtins)
 
 
 @functools.lru_cache(maxsize=1)
@@ -67,3 +103,19 @@ def table() -> CategoryTable:
 def category_of(project: str, path: str, template: str) -> str:
     """The category of a message site (one of ``diagnose.model.CATEGORIES``)."""
     return table().category_of(project, path, template)
+
+
+@functools.lru_cache(maxsize=1)
+def _repositories() -> dict[str, dict[str, str]]:
+    path = knowledge_dir() / "repositories.toml"
+    return tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def link(project: str, version: str, path: str, line: int) -> str:
+    """The address of ``path:line`` in ``project``'s release ``version`` (``knowledge/repositories.toml``), or
+    ``""`` when its repository is not listed or the release is not one it tags."""
+    repo = _repositories().get(project)
+    if not repo or "@" in version or not version[:1].isdigit():
+        return ""
+    ref = repo["ref"].format(version=version)
+    return f"https://github.com/{repo['repository']}/blob/{ref}/{repo.get('prefix', '')}{path}#L{line}"

@@ -303,3 +303,15 @@ def load_families(folder: Path | str, check: bool = True) -> list[CodeFamily]:
     if errors:
         raise CodeTableError(errors)
     return families
+
+
+_TABLES: dict[str, dict[str, CodeFamily]] = {}
+
+
+def builtin_tables(folder: Path | str | None = None) -> dict[str, CodeFamily]:
+    """The tables by family (the built-in ones unless ``folder``), loaded once per process; built-in tables are
+    validated by the test suite and ``diagnose rules test``, not on every run."""
+    key = str(folder or builtin_codes_dir())
+    if key not in _TABLES:
+        _TABLES[key] = {f.family: f for f in load_families(folder or builtin_codes_dir(), check=folder is not None)}
+    return _TABLES[key]

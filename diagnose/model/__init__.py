@@ -2,7 +2,7 @@
 (``series``), findings and rule information (``findings``), the inputs (``inputs``) and the report (``report``).
 Everything crossing a room is one of these types; the JSON schema in docs/schemas.md is generated from them."""
 
-from diagnose.model.findings import Evidence, Finding, RuleInfo, Threshold
+from diagnose.model.findings import Evidence, Finding, RuleInfo, SourceSite, Threshold
 from diagnose.model.frames import (
     CATEGORIES, RECORD_SCHEMA, SEVERITIES, SEVERITY_RANK, SIGNAL_SCHEMA, compact_strings, conform_records,
     conform_signals, empty_records, empty_signals,
@@ -10,13 +10,14 @@ from diagnose.model.frames import (
 from diagnose.model.inputfiles import BY_DESIGN, InputFile, Skipped, note, skip
 from diagnose.model.report import (
     UNSET, Clean, Comparison, Coverage, Document, Example, NoKnownCause, NothingAnalysed, Notes, Report, RootCause,
-    Signature, Status, Suppressed, SuppressedFinding, SuppressedSignature, Unread, Verdict, builtins, verdict_kind,
+    Signature, Status, Suppressed, SuppressedFinding, SuppressedSignature, Unexplained, Unread, Verdict, builtins,
+    verdict_kind,
 )
 
 __all__ = [
     "BY_DESIGN", "CATEGORIES", "RECORD_SCHEMA", "SEVERITIES", "SEVERITY_RANK", "SIGNAL_SCHEMA", "UNSET", "Clean",
     "Comparison", "Coverage", "Document", "Evidence", "Example", "Finding", "InputFile", "NoKnownCause",
-    "NothingAnalysed", "Notes", "Report", "RootCause", "RuleInfo", "Signature", "Skipped", "Status", "Suppressed",
-    "SuppressedFinding", "SuppressedSignature", "Threshold", "Unread", "Verdict", "builtins", "compact_strings",
+    "NothingAnalysed", "Notes", "Report", "RootCause", "RuleInfo", "Signature", "Skipped", "SourceSite", "Status", "Suppressed",
+    "SuppressedFinding", "SuppressedSignature", "Threshold", "Unexplained", "Unread", "Verdict", "builtins", "compact_strings",
     "conform_records", "conform_signals", "empty_records", "empty_signals", "note", "skip", "verdict_kind",
 ]

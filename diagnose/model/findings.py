@@ -21,6 +21,24 @@ class Evidence(msgspec.Struct, frozen=True):
     text: str  # the line as read
 
 
+class SourceSite(msgspec.Struct, frozen=True):
+    """Where a message comes from, as the message index knows it (diagnose/knowledge/index.py): the project and
+    the releases that print it, the module, function and line in the newest of them, the exception class or log
+    level, the template, the category, and a link to that line when the release's repository is known."""
+
+    project: str
+    versions: str  # "0.9.1rc1..0.11.0", or one release
+    path: str
+    function: str
+    line: int
+    kind: str
+    template: str
+    category: str
+    origin: str  # python | native
+    code: str = ""
+    link: str = ""
+
+
 class Finding(msgspec.Struct):
     rule_id: str
     name: str
@@ -39,6 +57,7 @@ class Finding(msgspec.Struct):
     caused_by: str | None = None  # rule id of the finding this one is a consequence of
     fingerprint: str | None = None  # stable across runs (diagnose/analysis/fingerprint.py): findings baselines, SARIF
     baseline_state: str | msgspec.UnsetType = msgspec.UNSET  # with a findings baseline: "new" or "known"
+    site: SourceSite | msgspec.UnsetType = msgspec.UNSET  # the source line of the message, from the message index
     # Not in the JSON report (``INTERNAL``): what the passes after the rules need.
     consequence: bool = False  # the rule describes an echo of another failure (engine death, timeouts)
     facts: dict[str, Any] = msgspec.field(default_factory=dict)  # the values behind the summary

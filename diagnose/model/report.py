@@ -66,6 +66,18 @@ class NoKnownCause(msgspec.Struct, tag_field="kind", tag="no-known-cause", kw_on
     text: Words
 
 
+class Unexplained(msgspec.Struct, tag_field="kind", tag="unexplained-errors", kw_only=True):
+    """The run did not end abnormally, and errors no rule explains were logged: listed, not a failure (unless
+    ``--fail-on-unrecognised``)."""
+
+    signature: str
+    file: str | None
+    line: int | None
+    first_seen: str | None
+    errors: int
+    text: Words
+
+
 class Notes(msgspec.Struct, tag_field="kind", tag="notes"):
     text: Words
 
@@ -78,11 +90,11 @@ class NothingAnalysed(msgspec.Struct, tag_field="kind", tag="nothing-analysed"):
     text: Words
 
 
-Verdict = RootCause | NoKnownCause | Notes | Clean | NothingAnalysed
+Verdict = RootCause | NoKnownCause | Unexplained | Notes | Clean | NothingAnalysed
 
 
 def verdict_kind(verdict: Verdict | None) -> str | None:
-    """``root-cause``, ``no-known-cause``, ``notes``, ``clean`` or ``nothing-analysed``."""
+    """``root-cause``, ``no-known-cause``, ``unexplained-errors``, ``notes``, ``clean`` or ``nothing-analysed``."""
     return None if verdict is None else type(verdict).__struct_config__.tag
 
 
@@ -245,4 +257,4 @@ def _strip(value: Any, plain: Any) -> Any:
 
 __all__ = ["Clean", "Comparison", "Coverage", "Document", "Example", "NoKnownCause", "NothingAnalysed", "Notes",
            "Phrase", "Report", "RootCause", "Signature", "Status", "Suppressed", "SuppressedFinding",
-           "SuppressedSignature", "Unread", "UNSET", "Verdict", "builtins", "verdict_kind"]
+           "SuppressedSignature", "Unexplained", "Unread", "UNSET", "Verdict", "builtins", "verdict_kind"]

@@ -26,4 +26,5 @@ class Settings:
     # --select/--ignore over the configuration file's select/ignore, lowest priority first (engine/rule_selection.py)
     selection: tuple[RuleSelection, ...] = ()
     suppressions: tuple[Suppression, ...] = ()  # from the configuration file (diagnose/analysis/suppression.py)
+    fail_on_unrecognised: bool = False  # errors no rule explains fail a run that did not end abnormally
     now: datetime | None = None  # watch's clock: silence is measured up to it (else to the latest stamp read)

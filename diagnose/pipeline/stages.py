@@ -23,7 +23,7 @@ from diagnose.engine.hits import SELECTED_SCHEMA, selected_rows
 from diagnose.engine.selection import RuleKey, is_selected
 from diagnose.ingest.reread import read_lines
 from diagnose.ingest.walk import iter_sources
-from diagnose.model import Comparison, Finding, NothingAnalysed, Report, Signature, Suppressed
+from diagnose.model import SEVERITY_RANK, Comparison, Finding, NothingAnalysed, Report, Signature, Suppressed
 from diagnose.parsers import registry
 from diagnose.pipeline.reading import STAMP_COLUMNS, Parsed, Progress, read_sources
 from diagnose.pipeline.settings import Settings
@@ -46,6 +46,7 @@ class Run:
     errors: list[str] = field(default_factory=list)  # failures of the stages from the rules on
     timeline: pl.DataFrame | None = None
     selected: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=SELECTED_SCHEMA))  # engine/hits.py
+    ending: Any = None  # analysis/ending.py Ending: did the run end abnormally, and how
     unrecognised: tuple[list[Signature], int, int | None] = ([], 0, None)
     suppressed: list[Suppressed] = field(default_factory=list)  # by the configuration, with reasons
     findings_new: int | None = None  # with a findings baseline: how many findings are new
@@ -256,6 +257,44 @@ def _triage(run: Run) -> None:
     triage(run)
 
 
+def _ending(run: Run) -> None:
+    """Did the run end abnormally, and which error ended it (diagnose/analysis/ending.py): rules first, then the
+    message index, the code tables, the exception class, the raising module; ``END001`` when no rule said it."""
+    from diagnose.analysis import ending as end
+    from diagnose.analysis.rootcause import ROOT_ID
+    from diagnose.engine.match_kinds.traceback import exceptions
+
+    p = run.parsed
+    found = end.find_ending(p.records, exceptions(p.records, p.signals))
+    run.ending = found
+    if not found.abnormal:
+        return
+    error = found.error or end.sign_error(p.records, found)
+    if error is None:
+        return
+    first_rank = bool(run.findings) and run.findings[0].rule_id == ROOT_ID  # the rank that failed first stays first
+    if end.explained_by(error, run.findings, run.selected) is not None:
+        return  # a rule said it: the ranking of the rules' findings (their causes and echoes) stands
+    if found.error is None:
+        what = end.Classified(end.ending_category(error.message) or "engine", "ending")
+    else:
+        what = end.classify(error, end.lookup_site(error), end.code_category(end.codes_near(p.records, error)))
+    finding = end.ending_finding(error, what)
+    # A rule's failure logged before it came first (the exception is its consequence); otherwise, known by its
+    # message, code or class, it leads; known only by the module that raised it, the rules' specific findings
+    # come first (they know more than a module name).
+    causes = [i for i, f in enumerate(run.findings) if not f.consequence and not f.generic
+              and SEVERITY_RANK[f.severity] >= SEVERITY_RANK["error"]]
+    earlier = [i for i in causes if error.ts is not None and run.findings[i].first_seen is not None
+               and run.findings[i].first_seen < error.ts]
+    ahead = 1 if first_rank else 0
+    if earlier:
+        ahead = max(ahead, earlier[-1] + 1)
+    elif not what.strong:
+        ahead = max(ahead, causes[-1] + 1 if causes else 0)
+    run.findings = [*run.findings[:ahead], finding, *run.findings[ahead:]]
+
+
 def _origins(run: Run) -> None:
     """Findings on derived lines (preflight and validation facts) point at the files the facts came from
     (diagnose/analysis/provenance.py)."""
@@ -273,6 +312,7 @@ ANALYSIS: list[tuple[Stage, str]] = [  # (stage, where its failure is recorded)
     (Stage("rank", _rank), "run"),
     (Stage("root cause", _root_cause, failure="root cause across ranks"), "run"),
     (Stage("signatures", _signatures, failure="unrecognised error signatures"), "run"),
+    (Stage("ending", _ending, failure="the error that ended the run"), "run"),
     (Stage("origins", _origins), "run"),  # before triage: fingerprints and suppressions see the real files
     (Stage("triage", _triage, failure="suppressions and the findings baseline"), "run"),
     (Stage("timeline", _timeline, failure="html timeline"), "run"),  # of the findings left after triage
@@ -293,7 +333,8 @@ def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings
 
     findings = run.findings
     coverage = assess(p.inputs, p.derived, p.skipped, findings, p.extra.get("window"), p.extra.get("roots"))
-    said = verdict(findings, unrecognised)
+    abnormal = bool(run.ending is not None and run.ending.abnormal)
+    said = verdict(findings, unrecognised, abnormal, settings.fail_on_unrecognised)
     if coverage.status == NOTHING:  # never "No findings." for a run that looked at nothing
         said = NothingAnalysed(text=coverage.text)
     return Report(

@@ -24,7 +24,8 @@ from diagnose.report.textlayout import Hanging, Heading, Trimmed, clean
 from diagnose.report.triage_note import new_mark, triage_note
 
 SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "cyan"}
-VERDICT_STYLE = {"root-cause": "bold", "no-known-cause": "bold yellow", "notes": "green", "clean": "green",
+VERDICT_STYLE = {"root-cause": "bold", "no-known-cause": "bold yellow", "unexplained-errors": "yellow", "notes": "green",
+                 "clean": "green",
                  "nothing-analysed": "bold red"}
 EVIDENCE_CHARS = 400  # of one evidence line; the JSON report has it whole
 INDENT = 3  # the details of a finding, under its heading

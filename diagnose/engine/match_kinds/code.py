@@ -25,24 +25,19 @@ import polars as pl
 
 from diagnose.engine.match import Match
 from diagnose.engine.match_kinds.protocol import Context, Hit, MatchKind
-from diagnose.knowledge.code_tables import CodeFamily, KnownCode, builtin_codes_dir, classify, find_codes, load_families
+from diagnose.knowledge.code_tables import CodeFamily, KnownCode, builtin_tables, classify, find_codes
 from diagnose.messages import LANGS, Joined, Localized, Phrase
 
 FIELDS = {"family": ("str", "an error-code table under knowledge/codes/ (cann, acl, hccl, mindie, torch_npu, "
                             "fault_event)")}
 
-_CACHE: dict[str, dict[str, CodeFamily]] = {}
 _WRAP_LINES = 30  # how far from a generic code (in lines of its event) the code it wraps may stand
 _WRAP_HITS = 5  # how many of a generic code's events are searched for what it wraps
 
 
 def families(folder=None) -> dict[str, CodeFamily]:
-    """The built-in tables by family (loaded once per process; validated by the test suite and
-    ``diagnose rules test``, not on every run)."""
-    key = str(folder or builtin_codes_dir())
-    if key not in _CACHE:
-        _CACHE[key] = {f.family: f for f in load_families(folder or builtin_codes_dir(), check=folder is not None)}
-    return _CACHE[key]
+    """The tables by family (diagnose/knowledge/code_tables.py, loaded once per process)."""
+    return builtin_tables(folder)
 
 
 @dataclass(frozen=True)
