@@ -87,7 +87,7 @@ def _date(run: Run) -> None:
 
 def _derived_inputs(run: Run) -> None:
     """Preflight facts from the model files, launch scripts and ``non-default args`` lines the read stage
-    tapped (diagnose/preflight/bundle.py)."""
+    tapped (diagnose/preflight/tap.py)."""
     p = run.parsed
     tap = p.extra.pop("tap", None)
     if tap is None:
@@ -150,8 +150,8 @@ def bundle_stages() -> list[Stage]:
 def gather(sources: Iterable, settings: Settings, filters: RuleFilters, progress: Progress | None = None) -> Parsed:
     """The read stage and the node stages: what one node's files give on their own."""
     tap = None
-    if settings.kind is None:  # model JSON files and launch scripts in a bundle: see diagnose/preflight/bundle.py
-        from diagnose.preflight.bundle import Tap
+    if settings.kind is None:  # model JSON files and launch scripts in a bundle: see diagnose/preflight/tap.py
+        from diagnose.preflight.tap import Tap
 
         tap = Tap()
         sources = tap.wrap(sources)
