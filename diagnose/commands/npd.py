@@ -138,7 +138,7 @@ def _tick(folder, saved, paths, cfg, lang, window, resolve_after, fail_on, prom_
         form = "configmap" if mindcluster_out.lower().endswith((".yaml", ".yml")) else "json"
         MindCluster(mindcluster_out, node, parse_npus(npus, "--npus"),
                     render=lambda r, **kw: render("mindcluster", r, **kw),
-                    form=form).emit(tick.events, watcher.tracker.seq, int(time.time() * 1000))
+                    form=form, lang=lang).emit(tick.events, watcher.tracker.seq, int(time.time() * 1000))
     return {**watcher.state(), "marks": saved.get("marks") or {}, "tick_wall": time.time()}
 
 
@@ -150,7 +150,7 @@ def _with_handling(item: dict) -> dict:
     from diagnose.model.live import Tracked
 
     try:
-        handling = handling_of(Tracked(**item))
+        handling = handling_of(Tracked.from_state(item))
     except (TypeError, ValueError):
         return item
     return {**item, "handling": handling} if handling else item

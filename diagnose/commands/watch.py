@@ -92,12 +92,12 @@ def _run(folder, options, settings, fail_on, every, json_lines, report_out, repo
     saved = live_state.load(folder)
     watcher = Watcher(options, settings, exit_code_of=lambda report: exit_code(report, fail_on))
     watcher.restore(saved)
-    lines = JsonLines(json_lines, saved_seq=watcher.tracker.seq)
+    lines = JsonLines(json_lines, saved_seq=watcher.tracker.seq, lang=settings.lang)
     report_sink = TextFile(report_out)
     prom = TextFile(prom_out) if prom_out else None
     form = "configmap" if mindcluster_out and mindcluster_out.lower().endswith((".yaml", ".yml")) else "json"
     faults = MindCluster(mindcluster_out, options.node, devices, render=lambda r, **kw: render("mindcluster", r, **kw),
-                         form=form) if mindcluster_out else None
+                         form=form, lang=settings.lang) if mindcluster_out else None
     server = MetricsServer(metrics_port, metrics_address) if metrics_port is not None else None
     if server is not None:
         say(msg("live.metrics_at", address=metrics_address, port=server.port))

@@ -25,6 +25,7 @@ from typing import Callable
 
 from diagnose.live.atomic import append_line, write_text
 from diagnose.live.faults import to_fault
+from diagnose.messages import messages
 from diagnose.model.live import LiveEvent
 
 TAIL_BYTES = 1 << 20
@@ -36,6 +37,7 @@ class JsonLines:
 
     target: str
     saved_seq: int = 0  # the last seq the state saved: later ones may already be in the file
+    lang: str = "en"  # the language the findings' titles and summaries are said in
     # (event, fingerprint) of the events past saved_seq found in the file: written by a run killed before it
     # saved its state. The restarted run judges the same lines and makes the same events: each is skipped once.
     written: set[tuple[str, str]] = field(default_factory=set)
@@ -51,7 +53,7 @@ class JsonLines:
             if key in self.written:
                 self.written.discard(key)
                 continue
-            line = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
+            line = json.dumps(event.to_dict(messages(self.lang)), ensure_ascii=False, default=str)
             if self.target == "-":
                 sys.stdout.write(line + "\n")
                 sys.stdout.flush()
@@ -114,6 +116,7 @@ class MindCluster:
     devices: list[int]
     render: Callable[..., str]
     form: str = "json"
+    lang: str = "en"  # the language of the faults' descriptions
     pending: list = field(default_factory=list)
 
     def emit(self, events: list[LiveEvent], seq: int, now_ms: int) -> None:
@@ -122,7 +125,7 @@ class MindCluster:
             return
         batch, self.pending = self.pending[:100], self.pending[100:]
         text = self.render(None, faults=batch, message_id=f"diagnose-{self.node}-{seq}", timestamp_ms=now_ms,
-                           form=self.form)
+                           form=self.form, lang=self.lang)
         write_text(self.target, text)
 
 
