@@ -215,8 +215,8 @@ def _silence(run: Run) -> None:
     if not is_selected(run.settings.selection, RuleKey(SILENCE_ID, SILENCE_NAME, CATEGORY)):
         return
     p = run.parsed
-    found = find_silence(p.records, p.series, registry.periodic_signals(), now=run.settings.now,
-                         lang=run.settings.lang, texts=p.texts, read_back=read_lines, stops=registry.stops())
+    found = find_silence(p.records, p.series, registry.periodic_signals(), now=run.settings.now, texts=p.texts,
+                         read_back=read_lines, stops=registry.stops())
     if found is not None:
         run.findings.append(found)
 
