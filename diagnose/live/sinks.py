@@ -43,7 +43,7 @@ class JsonLines:
     written: set[tuple[str, str]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        if self.target != "-":
+        if self.target != "-" and Path(self.target).is_file():  # a device or a FIFO is never read back
             self.written = _tail_events(Path(self.target), self.saved_seq)
             _end_line(Path(self.target))
 
