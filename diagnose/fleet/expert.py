@@ -94,7 +94,8 @@ def loaded_from(parts: list[Part]) -> tuple[Loaded, pl.DataFrame] | None:
     loaded = Loaded(
         loads=collect(having, "expert_loads").sort(["stage", "rank", "day"], maintain_order=True),
         n_layers=layers or 0, slots=slots, placements=placements, logical=logical,
-        files=files, skipped=[Skipped(path, words_from_data(reason)) for m in metas for path, reason in m.get("skipped", [])],
+        files=files,
+        skipped=[Skipped(path, words_from_data(reason)) for m in metas for path, reason in m.get("skipped", [])],
         refused=[Refused(path, reason, params) for m in metas for path, reason, params in m.get("refused", [])],
         notes=[Note(key, params) for m in metas for key, params in m.get("notes", [])],
         layers_source=source, layers_votes=votes, first_window_max=metas[0].get("first_window_max", 2.0),
@@ -118,7 +119,8 @@ def _placements(frame: pl.DataFrame, maps: list[dict[str, Any]]) -> list[Placeme
     out = []
     for i, meta in enumerate(maps):
         layers: list[list[list[int]]] = []
-        for _, layer, rank, _slot, expert in frame.filter(pl.col("map") == i).sort(["layer", "rank", "slot"]).iter_rows():
+        cells = frame.filter(pl.col("map") == i).sort(["layer", "rank", "slot"])
+        for _, layer, rank, _slot, expert in cells.iter_rows():
             while len(layers) <= layer:
                 layers.append([])
             while len(layers[layer]) <= rank:
