@@ -1,21 +1,25 @@
 """The one writer of every file and stream a command writes.
 
 A file is written through a temporary file in the same folder and a rename, so a reader never sees half a
-report and a failed write (an unwritable folder, a full disk) leaves the target as it was. A target that is no
-regular file (``/dev/null``, ``/dev/stdout``, a FIFO, ``/dev/full``) is written as it is: a rename would put a
-regular file in place of the device. A failure raises ``WriteFailed`` with its parts (what was written, where,
-the operating system's reason); the command says it in the run's language and exits 6. A stream whose reader
-went away (``| head``) is no failure: the rest is dropped.
+report and a failed write (an unwritable folder, a full disk) leaves the target as it was: whole
+(``write_file``), or streamed when it is too large to hold (``replacing``: an incident bundle). A target that is
+no regular file (``/dev/null``, ``/dev/stdout``, a FIFO, ``/dev/full``) is written as it is: a rename would put a
+regular file in place of the device. A file that grows by whole lines (watch's JSON lines) is appended to, one
+line per call (``append_line``): a reader of a growing file sees each line whole or not at all. A failure raises
+``WriteFailed`` with its parts (what was written, where, the operating system's reason); the command says it in
+the run's language (diagnose/commands/outputs.py ``failure_line``) and exits 6. A stream whose reader went away
+(``| head``) is no failure: the rest is dropped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO
+from typing import IO, BinaryIO, Iterator
 
 
 class WriteFailed(Exception):
@@ -29,12 +33,21 @@ class WriteFailed(Exception):
 
 def write_file(target: str | os.PathLike, data: str | bytes, what: str = "-o") -> None:
     """Write ``data`` (text is UTF-8) to ``target`` atomically; raise WriteFailed."""
-    path = Path(target)
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    with replacing(target, what) as fh:
+        fh.write(payload)
+
+
+@contextlib.contextmanager
+def replacing(target: str | os.PathLike, what: str = "-o") -> Iterator[BinaryIO]:
+    """A binary stream whose bytes replace ``target`` in one rename when the block ends without an error (the
+    data on disk before the rename); an error leaves the target as it was and no temporary file. Raises
+    WriteFailed for an operating-system error, and lets any other error through."""
+    path = Path(target)
     if _special(path):
         try:
             with open(path, "wb") as fh:
-                fh.write(payload)
+                yield fh
         except OSError as exc:
             raise WriteFailed(what, str(target), str(exc.strerror or exc)) from None
         return
@@ -45,7 +58,9 @@ def write_file(target: str | os.PathLike, data: str | bytes, what: str = "-o") -
         raise WriteFailed(what, str(target), str(exc.strerror or exc)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
         os.chmod(tmp, _mode_for(path))
         os.replace(tmp, path)
     except BaseException as exc:  # an interrupt too: never leave the temporary file behind
@@ -56,6 +71,17 @@ def write_file(target: str | os.PathLike, data: str | bytes, what: str = "-o") -
         if isinstance(exc, OSError):
             raise WriteFailed(what, str(target), str(exc.strerror or exc)) from None
         raise
+
+
+def append_line(target: str | os.PathLike, line: str, what: str) -> None:
+    """One line appended to ``target`` with one write and flushed to disk; raise WriteFailed."""
+    try:
+        with open(target, "ab") as fh:
+            fh.write(line.encode("utf-8") + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        raise WriteFailed(what, str(target), str(exc.strerror or exc)) from None
 
 
 def write_stream(text: str, err: bool = False, color: bool | None = None) -> None:

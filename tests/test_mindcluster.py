@@ -14,6 +14,7 @@ from diagnose.live import faults
 from diagnose.model.live import LiveEvent, PublicFault, Tracked
 from diagnose.report import render
 from diagnose.report.mindcluster import MAX_FAULTS
+from tests.conftest import run_cli
 
 ID = {"type": "string", "pattern": r"^[A-Za-z0-9._-]{8,128}$"}
 MILLIS = {"type": "integer", "minimum": 1735689600000, "maximum": 9999999999999}  # 13 digits, from 2025
@@ -114,24 +115,42 @@ def test_codes_follow_mindclusters_scheme_and_are_configured(category, code):
     assert code in configured[f"{level}Codes"]
 
 
-class _Entry:
-    handling = "SeparateNPU"
-
-
-def test_a_hardware_fault_code_takes_its_handling_level(monkeypatch):
-    """A finding carrying a hardware fault event id of a table with a ``handling`` field (the knowledge
-    issue's family) takes MindCluster's level for it; a finding without one keeps its category's level."""
-    from diagnose.engine import codes as code_tables
-    from diagnose.knowledge import code_tables as tables
-
-    monkeypatch.setattr(code_tables, "families", lambda: {"hardware-event": object()})
-    monkeypatch.setattr(tables, "classify", lambda family, code: (_Entry(), _Entry()))
-    held = _tracked(category="device", rule_id="CODE006",
-                    facts={"family": "hardware-event", "code": "0x80C78008"})
+def test_a_hardware_fault_code_takes_its_handling_level():
+    """A finding carrying a hardware fault event id takes MindCluster's level for it from the real table
+    (knowledge/codes/fault_event.toml ``handling``: 80E18008 is RestartNPU, an isolating level); a finding
+    without one keeps its category's level."""
+    held = _tracked(category="device", rule_id="CODE006", facts={"family": "fault_event", "code": "80E18008"})
     fault = faults.to_fault(LiveEvent(1, "open", "2025-09-03T14:20:12", held), "node-1", [0, 1])
-    assert fault.fault_code == "020010001" and fault.location["handling"] == "SeparateNPU"
+    assert fault.fault_code == "020010001" and fault.location["handling"] == "RestartNPU"
+    sub = _tracked(category="device", facts={"family": "fault_event", "code": "80818c06"})  # as a line writes it
+    assert faults.handling_of(sub) == "SubHealthFault"
     assert faults.handling_of(_tracked(facts={"handling": "NotHandleFault"})) == "NotHandleFault"
-    assert faults.handling_of(_tracked(facts={"family": "cann", "code": "EI0006"})) is None  # no such field yet
+    assert faults.handling_of(_tracked(facts={"handling": "-", "family": "fault_event", "code": "80E18008"})) is None
+    assert faults.handling_of(_tracked(facts={"family": "cann", "code": "EI0006"})) is None  # no such field
+    assert faults.handling_of(_tracked(facts={"family": "fault_event", "code": "80C9FFF1"})) is None  # not listed
     no = faults.to_fault(LiveEvent(1, "open", "x", _tracked(category="device")), "node-1", [0])
     assert no.fault_code == "010010001" and "handling" not in no.location
     assert isinstance(no, PublicFault)
+
+
+def test_a_fault_event_in_a_log_reaches_clusterd_at_its_handling_level(tmp_path):
+    """The device OS log of a node reports an HBM multi-bit ECC event (RestartNPU) and a low-risk computing
+    anomaly (SubHealthFault): one watch tick sends ClusterD an NPU fault of each at its level."""
+    log = tmp_path / "logs" / "node-1" / "device-os" / "device-os_20260302112041.log"
+    log.parent.mkdir(parents=True)
+    log.write_text(
+        "[INFO] DRV(3051,dmp_daemon):2026-03-02-11:20:40.902.114 [fault_manager] chip 5 health check ok\n"
+        "[ERROR] DRV(3051,dmp_daemon):2026-03-02-11:20:41.118.902 [fault_manager] event_id: [0x80e18008], "
+        "device_id: 5, severity: 3, assertion: 1\n"
+        "[WARNING] DRV(3051,dmp_daemon):2026-03-02-11:21:07.440.013 [fault_manager] event_id: [0x80818c06], "
+        "device_id: 2, severity: 1, assertion: 1\n")
+    result = run_cli("watch", str(tmp_path / "logs"), "--state", str(tmp_path / "st"), "--once", "--backlog", "1G",
+                     "--json-lines", str(tmp_path / "events.jsonl"), "--mindcluster", str(tmp_path / "fault.json"),
+                     "--node-name", "node-1", "--npus", "0-7")
+    assert result.exit_code == 1, result.output
+    message = json.loads((tmp_path / "fault.json").read_text())
+    jsonschema.validate(message, MESSAGE_SCHEMA)
+    got = {f["faultLocation"]["handling"]: (f["faultCode"], f["faultType"], f["faultLocation"]["rule"])
+           for f in message["faults"]}
+    assert got == {"RestartNPU": ("020010001", "NPU", "CODE006"), "SubHealthFault": ("010010001", "NPU", "CODE006")}
+    assert all(f["description"].startswith("CODE006 Ascend hardware fault event 80") for f in message["faults"])

@@ -170,6 +170,29 @@ def test_watch_once_writes_json_lines_prom_and_faults(tmp_path):
     assert result.exit_code == 1 and len(out.read_text().splitlines()) == 2
 
 
+def test_events_that_cannot_be_written_are_said_once_and_exit_6_and_a_restart_says_them(tmp_path):
+    logs = tmp_path / "logs" / "node-0"
+    logs.mkdir(parents=True)
+    (logs / KV.name).write_bytes(KV.read_bytes())
+    os.utime(logs / KV.name, (MTIME, MTIME))
+    gone = tmp_path / "gone" / "events.jsonl"  # its folder does not exist
+    result = run_cli("watch", str(tmp_path / "logs"), "--state", str(tmp_path / "st"), "--once", "--backlog", "1G",
+                     "--json-lines", str(gone))
+    assert result.exit_code == 6 and "Traceback" not in result.output
+    (line,) = [x for x in result.stderr.splitlines() if x.strip()]
+    assert line.startswith("diagnose: error: cannot write --json-lines ") and str(gone) in line
+    # Nothing was lost: the state was not saved, so the next run says both events.
+    out = tmp_path / "events.jsonl"
+    result = run_cli("watch", str(tmp_path / "logs"), "--state", str(tmp_path / "st"), "--once", "--json-lines",
+                     str(out))
+    assert result.exit_code == 1
+    assert [json.loads(x)["rule_id"] for x in out.read_text().splitlines()] == ["KV001", "PRF005"]
+    if Path("/dev/full").exists():  # a full disk, and the same in Chinese
+        result = run_cli("watch", str(tmp_path / "logs"), "--state", str(tmp_path / "st2"), "--once", "--backlog",
+                         "1G", "--json-lines", "/dev/full", "--lang", "zh")
+        assert result.exit_code == 6 and "无法写入 --json-lines /dev/full" in result.stderr
+
+
 def test_watch_refuses_a_state_folder_it_cannot_use(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")

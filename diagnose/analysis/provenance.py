@@ -1,7 +1,7 @@
 """Where a derived line came from.
 
 Two stages write lines of their own and parse them like any input: preflight (facts from a model directory
-and a launch, ``diagnose/preflight/bundle.py``) and the baseline comparison (``<validation>``,
+and a launch, ``diagnose/preflight/tap.py``) and the baseline comparison (``<validation>``,
 ``diagnose/validation/compare.py``). Rules match those lines, but a finding must never send a user to a file
 that does not exist: each derived line records the real file and line its fact came from (the launch script,
 the ``config.json``, the result file), and ``relocate`` points every evidence line and unrecognised-error

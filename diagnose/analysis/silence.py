@@ -29,7 +29,7 @@ from typing import Callable, Mapping
 import polars as pl
 
 from diagnose.analysis.fingerprint import unrotated
-from diagnose.messages import messages
+from diagnose.messages import Joined, Phrase, Words
 from diagnose.model import Evidence, Finding
 
 SILENCE_ID = "ENG020"
@@ -46,7 +46,7 @@ ReadBack = Callable[[str, set[int]], dict[int, str]]
 
 
 def find_silence(records: pl.DataFrame, series: pl.DataFrame | None, periodic: Mapping[str, frozenset[str]],
-                 now: datetime | None = None, lang: str = "en", texts: pl.DataFrame | None = None,
+                 now: datetime | None = None, texts: pl.DataFrame | None = None,
                  read_back: ReadBack | None = None, stops: Mapping[str, str] | None = None) -> Finding | None:
     """The hang finding, or None when no serving engine went quiet (see the module docstring). ``periodic``
     and ``stops`` are the source kinds' declarations (``SourceKind.periodic``, ``SourceKind.stops``)."""
@@ -76,7 +76,7 @@ def find_silence(records: pl.DataFrame, series: pl.DataFrame | None, periodic: M
     quiet = quiet.sort("last_ts", "node", "file", "engine", nulls_last=True)
     active = streams.join(quiet.select("node", "file", "engine"), on=["node", "file", "engine"], how="anti",
                           nulls_equal=True).sort("last_ts", descending=True)
-    return _finding(quiet, active, streams.height, lang, texts, read_back)
+    return _finding(quiet, active, streams.height, texts, read_back)
 
 
 def _streams(series: pl.DataFrame | None, periodic: Mapping[str, frozenset[str]]) -> pl.DataFrame | None:
@@ -153,20 +153,20 @@ def _label(row: dict, files_per_engine: dict[str, int]) -> str:
     return f"{name} @ {row['node']}" if row["node"] else name
 
 
-def _finding(quiet: pl.DataFrame, active: pl.DataFrame, total: int, lang: str, texts: pl.DataFrame | None,
+def _finding(quiet: pl.DataFrame, active: pl.DataFrame, total: int, texts: pl.DataFrame | None,
              read_back: ReadBack | None) -> Finding:
-    msg = messages(lang)
+    """The finding in facts and phrases of the catalog's ``[silence]`` table, said by each renderer."""
     rows = quiet.to_dicts()
     both = pl.concat([quiet.select("engine", "file"), active.select("engine", "file")])
     files_per_engine = dict(both.group_by("engine").agg(pl.col("file").n_unique()).iter_rows())
     first = rows[0]
     who = _label(first, files_per_engine)
     running = first.get("running_reqs")
-    summary = msg("silence.summary", who=who, when=first["last_ts"].strftime("%Y-%m-%d %H:%M:%S"),
+    summary: Words = Phrase("silence.summary", who=who, when=first["last_ts"].strftime("%Y-%m-%d %H:%M:%S"),
                   quiet=round(first["quiet_s"]), k=round(first["quiet_s"] / first["interval_s"]),
                   interval=round(first["interval_s"], 1), n=len(rows), total=total)
     if running is not None:
-        summary += msg("silence.running", running=int(running))
+        summary = Joined([summary, Phrase("silence.running", running=int(running))])
     others = active.to_dicts()
     places = [(r["file"], int(r["last_line"])) for r in rows + others][:5]
     text = _texts(places, texts, read_back)
@@ -182,10 +182,10 @@ def _finding(quiet: pl.DataFrame, active: pl.DataFrame, total: int, lang: str, t
         facts["running_reqs"] = int(running)
     return Finding(
         rule_id=SILENCE_ID, name=SILENCE_NAME, category=CATEGORY, severity="error",
-        title=msg("silence.title"), summary=summary, count=len(rows),
+        title=Phrase("silence.title"), summary=summary, count=len(rows),
         first_seen=first["last_ts"], last_seen=max(r["last_ts"] for r in rows),
         nodes=sorted({r["node"] for r in rows if r["node"]}), ranks=[], evidence=evidence,
-        remediation=msg("silence.remedy"), references=["https://github.com/vllm-project/vllm-ascend/issues/8975"],
+        remediation=Phrase("silence.remedy"), references=["https://github.com/vllm-project/vllm-ascend/issues/8975"],
         facts=facts,
     )
 

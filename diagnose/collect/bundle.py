@@ -11,7 +11,7 @@ Caps: a file over ``max_file_bytes`` keeps its last bytes from a line start (an 
 log), and once ``max_total_bytes`` are taken the rest is listed, not taken; files come newest first. With
 ``redact``, every text taken (and the launch commands) goes through the report redactor: secrets, addresses,
 host names and home paths masked consistently across the whole bundle. The caller hands the stream (an
-atomic file: diagnose/live/atomic.py), so a failed collection leaves no half bundle.
+atomic file: diagnose/writer.py ``replacing``), so a failed collection leaves no half bundle.
 """
 
 from __future__ import annotations

@@ -12,9 +12,10 @@ import click
 from diagnose.collect import Request, collect as gather_bundle
 from diagnose.collect.bundle import Caps
 from diagnose.commands.exitcodes import EXIT_OUTPUT_FAILED
+from diagnose.commands.outputs import failure_line
 from diagnose.commands.live_options import node_name as resolve_node, parse_duration, parse_size
-from diagnose.live.atomic import WriteFailed, replacing
 from diagnose.messages import messages
+from diagnose.writer import WriteFailed, replacing
 
 
 @click.command("collect")
@@ -49,11 +50,10 @@ def collect(output, since, redact, max_file_bytes, max_total_bytes, home, sysroo
                       redact=redact)
     target = output or f"diagnose-{node}-{time.strftime('%Y%m%d-%H%M%S')}.tar.gz"
     try:
-        with replacing(target) as stream:
+        with replacing(target, "-o") as stream:
             manifest = gather_bundle(request, stream)
     except WriteFailed as exc:
-        click.echo(msg("cli.error", text=msg("live.cannot_write_file", target=exc.target, reason=exc.reason)),
-                   err=True)
+        click.echo(failure_line(exc, msg.lang), err=True)
         sys.exit(EXIT_OUTPUT_FAILED)
     kinds = sorted({f["kind"] for f in manifest["found"]})
     click.echo(msg("collect.done", target=target, n=len(manifest["found"]), kinds=", ".join(kinds) or "-",

@@ -19,13 +19,11 @@ from diagnose.commands.console import EXIT_CLEAN, EXIT_OUTPUT_FAILED, EXIT_USAGE
 from diagnose.commands.outputs import put_stream
 from diagnose.expertload.load import load
 from diagnose.expertload.metrics import analyse
+from diagnose.expertload.summaries import EPLB_SIGNALS
 from diagnose.ingest.metered import SourceFile
 from diagnose.messages import messages
-from diagnose.pipeline import RuleFilters, Settings, read
+from diagnose.pipeline import read_signals
 from diagnose.report.load.load_texts import advice_lines, refused as refused_text
-
-EPLB_SIGNALS = ("eplb_imbalance_current_mean", "eplb_imbalance_current_max", "eplb_imbalance_updated_mean",
-                "eplb_imbalance_updated_max", "eplb_balancedness")
 
 
 def _day(value: str | None, name: str) -> date | None:
@@ -40,16 +38,8 @@ def _day(value: str | None, name: str) -> date | None:
 
 
 def eplb_lines(logs: list[SourceFile]) -> pl.DataFrame:
-    """EPLB imbalance signals of the log files, through the normal parsers (dated by the timeline)."""
-    empty = pl.DataFrame(schema={"ts": pl.Datetime("us"), "signal": pl.String, "value": pl.Float64, "file": pl.String})
-    if not logs:
-        return empty
-    try:
-        parsed = read(logs, Settings(), RuleFilters())
-    except Exception:  # noqa: BLE001 - a log that cannot be read adds no EPLB line; the dumps still count
-        return empty
-    sig = parsed.signals.filter(pl.col("signal").is_in(EPLB_SIGNALS))
-    return sig.select("ts", "signal", "value", "file").sort("ts", nulls_last=True)
+    """EPLB imbalance signals of the log files, through the normal parsers (dated as a batch run dates them)."""
+    return read_signals(logs, EPLB_SIGNALS)
 
 
 @click.command("expert-load")

@@ -130,18 +130,20 @@ def judge_and_report(dataset, since=None, until=None, cluster=None, expect=(), e
                      color=colored)
     if expert_out and (problem := _expert_report(fleet, settings, expert_out, msg)):
         failed.append(problem)
-    if not quiet and report.coverage.get("text") and (output or fmt in MACHINE or not sys.stdout.isatty()):
-        click.echo(f"diagnose: {report.coverage['text']}", err=True)
+    if (not quiet and report.coverage is not None and report.coverage.text
+            and (output or fmt in MACHINE or not sys.stdout.isatty())):
+        click.echo(f"diagnose: {msg.say(report.coverage.text)}", err=True)
     if failed:
         sys.exit(EXIT_OUTPUT_FAILED)
     sys.exit(exit_code(report, fail_on, exit_zero, allow_empty, allow_partial))
 
 
 def _expert_report(fleet, settings, target: str, msg) -> str | None:
-    """The weekly expert-load report over every node's loads (as ``diagnose expert-load``); a failure, or None."""
+    """The weekly expert-load report over every node's loads (as ``diagnose expert-load``, in its formats);
+    a failure (already said on standard error), or None."""
     from pathlib import Path
 
-    from diagnose.commands.outputs import OutputError, write_atomic
+    from diagnose.commands.outputs import put_file
     from diagnose.expertload.metrics import analyse
 
     if fleet.loaded is None:
@@ -149,20 +151,17 @@ def _expert_report(fleet, settings, target: str, msg) -> str | None:
         return None
     since = settings.since.date() if settings.since else None
     until = settings.until.date() if settings.until else None
-    result = analyse(fleet.loaded, since, until, "all", 10, 1.15, lang=settings.lang)
+    result = analyse(fleet.loaded, since, until, "all", 10, 1.15, eplb=fleet.eplb)
     suffix = Path(target).suffix.lower()
     if suffix in (".html", ".htm"):
-        from diagnose.expertload.report_html import render
+        from diagnose.report.load.load_page import render
     elif suffix == ".json":
-        from diagnose.expertload.report_json import render
+        from diagnose.report.load.load_json import render
     else:
-        from diagnose.expertload.report_markdown import render
-    try:
-        write_atomic(target, render(result), "--expert-load")
-    except OutputError as exc:
-        click.echo(exc.said(settings.lang), err=True)
-        return str(exc)
-    return None
+        from diagnose.report.load.load_markdown import render
+    failures: list[str] = []
+    put_file(target, render(result, settings.lang), "--expert-load", settings.lang, failures)
+    return failures[0] if failures else None
 
 
 @fleet_group.command("run")

@@ -21,13 +21,14 @@ import click
 
 from diagnose.commands import configured
 from diagnose.commands.exitcodes import EXIT_OUTPUT_FAILED
+from diagnose.commands.outputs import failure_line
 from diagnose.commands.live_options import (
     excluded, live_options, node_name as resolve_node, parse_duration, parse_npus, parse_size, settings_from,
 )
 from diagnose.live import state as live_state
-from diagnose.live.atomic import WriteFailed, write_text
 from diagnose.live.npd_plugin import CHECKS, DEFAULT_MAX_OUTPUT, NPD_UNKNOWN, NPD_USAGE, answer, monitor_config, trim
 from diagnose.messages import messages
+from diagnose.writer import WriteFailed, write_file, write_stream
 
 DEFAULT_STATE = Path(os.environ.get("XDG_STATE_HOME") or Path("~/.local/state").expanduser()) / "diagnose" / "npd"
 LOCK_WAIT_S = 20.0
@@ -76,10 +77,10 @@ def npd(paths, check_name, state_dir, window, resolve_after, fail_on, prom_out, 
         sys.exit(NPD_UNKNOWN)
     click.echo(line)
     click.echo(details, nl=False, err=True)
-    try:
-        write_text(details_out or folder / f"npd-{check_name}.txt", details)
+    try:  # the answer stands without its details file: NPD reads the exit code
+        write_file(details_out or folder / f"npd-{check_name}.txt", details, "--details")
     except WriteFailed as exc:
-        click.echo(msg("cli.error", text=msg("live.cannot_write_file", target=exc.target, reason=exc.reason)), err=True)
+        click.echo(failure_line(exc, lang), err=True)
     sys.exit(code)
 
 
@@ -133,12 +134,12 @@ def _tick(folder, saved, paths, cfg, lang, window, resolve_after, fail_on, prom_
     watcher.restore(saved)
     tick = watcher.tick()
     if prom_out and tick.report is not None:
-        TextFile(prom_out).put(render("prom", tick.report, status=tick.status, lang=lang))
+        TextFile(prom_out, "--prom").put(render("prom", tick.report, status=tick.status, lang=lang))
     if mindcluster_out and tick.events:
         form = "configmap" if mindcluster_out.lower().endswith((".yaml", ".yml")) else "json"
         MindCluster(mindcluster_out, node, parse_npus(npus, "--npus"),
                     render=lambda r, **kw: render("mindcluster", r, **kw),
-                    form=form).emit(tick.events, watcher.tracker.seq, int(time.time() * 1000))
+                    form=form, lang=lang).emit(tick.events, watcher.tracker.seq, int(time.time() * 1000))
     return {**watcher.state(), "marks": saved.get("marks") or {}, "tick_wall": time.time()}
 
 
@@ -150,7 +151,7 @@ def _with_handling(item: dict) -> dict:
     from diagnose.model.live import Tracked
 
     try:
-        handling = handling_of(Tracked(**item))
+        handling = handling_of(Tracked.from_state(item))
     except (TypeError, ValueError):
         return item
     return {**item, "handling": handling} if handling else item
@@ -196,15 +197,15 @@ def npd_config(paths, output, state_dir, interval, timeout, max_output_length, c
     msg = messages(lang)
     try:
         if output:
-            write_text(output, text)
+            write_file(output, text, "-o")
         else:
-            click.echo(text, nl=False)
+            write_stream(text)
         if mindcluster_config:
             from diagnose.live.faults import configuration
 
-            write_text(mindcluster_config, json.dumps(configuration(), indent=2) + "\n")
+            write_file(mindcluster_config, json.dumps(configuration(), indent=2) + "\n", "--mindcluster-config")
     except WriteFailed as exc:
-        click.echo(msg("cli.error", text=msg("live.cannot_write_file", target=exc.target, reason=exc.reason)), err=True)
+        click.echo(failure_line(exc, lang), err=True)
         sys.exit(EXIT_OUTPUT_FAILED)
     sys.exit(0)
 

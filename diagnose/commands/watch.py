@@ -13,16 +13,17 @@ from pathlib import Path
 import click
 
 from diagnose.commands import configured
-from diagnose.commands.console import EXIT_INCOMPLETE, EXIT_USAGE, exit_code
+from diagnose.commands.console import EXIT_INCOMPLETE, EXIT_OUTPUT_FAILED, EXIT_USAGE, exit_code
+from diagnose.commands.outputs import failure_line
 from diagnose.commands.live_options import (
     excluded, live_options, node_name as resolve_node, parse_duration, parse_npus, parse_size, say, settings_from,
 )
 from diagnose.live import state as live_state
-from diagnose.live.atomic import WriteFailed
 from diagnose.live.sinks import JsonLines, MetricsServer, MindCluster, TextFile
 from diagnose.live.watcher import Options, Watcher
 from diagnose.messages import messages
 from diagnose.report import render
+from diagnose.writer import WriteFailed
 
 REPORT_FORMATS = ["text", "concise", "markdown", "json"]
 
@@ -92,12 +93,12 @@ def _run(folder, options, settings, fail_on, every, json_lines, report_out, repo
     saved = live_state.load(folder)
     watcher = Watcher(options, settings, exit_code_of=lambda report: exit_code(report, fail_on))
     watcher.restore(saved)
-    lines = JsonLines(json_lines, saved_seq=watcher.tracker.seq)
-    report_sink = TextFile(report_out)
-    prom = TextFile(prom_out) if prom_out else None
+    lines = JsonLines(json_lines, saved_seq=watcher.tracker.seq, lang=settings.lang)
+    report_sink = TextFile(report_out, "--report")
+    prom = TextFile(prom_out, "--prom") if prom_out else None
     form = "configmap" if mindcluster_out and mindcluster_out.lower().endswith((".yaml", ".yml")) else "json"
     faults = MindCluster(mindcluster_out, options.node, devices, render=lambda r, **kw: render("mindcluster", r, **kw),
-                         form=form) if mindcluster_out else None
+                         form=form, lang=settings.lang) if mindcluster_out else None
     server = MetricsServer(metrics_port, metrics_address) if metrics_port is not None else None
     if server is not None:
         say(msg("live.metrics_at", address=metrics_address, port=server.port))
@@ -134,7 +135,7 @@ def _tick(watcher, lines, faults, prom, server, report_sink, asked, folder, sett
           next_report) -> tuple[int, bool]:
     """One tick and its outputs; (the window's exit code, whether the timed report was written)."""
     tick = watcher.tick()
-    _put(lambda: lines.emit(tick.events), msg)
+    _emit(lines, tick.events, settings.lang)
     if faults is not None and tick.events:
         _put(lambda: faults.emit(tick.events, watcher.tracker.seq, int(time.time() * 1000)), msg)
     if tick.report is not None and (prom is not None or server is not None):
@@ -156,11 +157,24 @@ def _report(report, fmt: str, settings, fail_on: str, watcher: Watcher) -> str:
                   fail_on=fail_on, catalog=watcher.service.rules, allow_empty=True, allow_partial=True)
 
 
+def _emit(lines: JsonLines, events, lang: str) -> None:
+    """The events, the watch's own output: one that cannot be written is said as any output's failure and the
+    watch exits 6 before it saves its state, so a restart says the events again (none is lost)."""
+    try:
+        lines.emit(events)
+    except WriteFailed as exc:
+        say(failure_line(exc, lang))
+        raise SystemExit(EXIT_OUTPUT_FAILED) from None
+    except BrokenPipeError:
+        raise SystemExit(0) from None
+
+
 def _put(write, msg) -> None:
-    """A sink that fails (a full disk, a folder gone) is said on standard error; the watch goes on."""
+    """A sink beside the events that fails (a full disk, a folder gone) is said on standard error; the watch
+    goes on and writes it again at the next tick."""
     try:
         write()
     except WriteFailed as exc:
-        say(msg("cli.error", text=msg("live.cannot_write", target=exc.target, reason=exc.reason)))
+        say(msg("cli.error", text=msg("live.cannot_write", option=exc.what, target=exc.target, reason=exc.reason)))
     except BrokenPipeError:
         raise SystemExit(0) from None

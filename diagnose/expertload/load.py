@@ -26,6 +26,7 @@ from diagnose.model.expertload import FileStat, Note, Refused
 
 __all__ = ["FIRST_WINDOW_MAX_INTERVALS", "FileStat", "Loaded", "Placement", "load"]
 
+PERIOD_SAMPLES = 8  # the largest dumps whose period decides the rows per block when nothing else says it
 PHYSICAL = {"day": pl.Date, "stage": pl.String, "rank": pl.Int32, "layer": pl.Int32, "slot": pl.Int32, "tokens": pl.Int64}
 LOGICAL = {"day": pl.Date, "stage": pl.String, "layer": pl.Int32, "expert": pl.Int32, "tokens": pl.Int64}
 
@@ -47,6 +48,9 @@ class Loaded:
     first_window_max: float = FIRST_WINDOW_MAX_INTERVALS
     mtp_layers: int = 0
     config: dict[str, int] = field(default_factory=dict)
+    # the largest dumps and the period each showed (None: unreadable or refused), which the rows per block were
+    # detected from: a fleet puts its nodes' samples together and decides as one run over every dump would
+    period_samples: list[PeriodSample] = field(default_factory=list)
 
     @property
     def placement(self) -> Placement | None:
@@ -92,22 +96,74 @@ def _maps(inputs: Inputs, expert_map: str | None, config: dict[str, int], refuse
     return out
 
 
-def _rows(dumps: list, checked: dict[str, int]) -> tuple[int | None, tuple[int, str]]:
-    """The period most of a few large dumps show."""
+@dataclass(frozen=True)
+class PeriodSample:
+    """One of the largest dumps, where it sorts among the dumps, and the period its rows showed."""
+
+    stage: str
+    rank: int
+    day: str | None
+    display: str
+    size: int
+    period: int | None  # None: refused, or no period found
+
+    def order(self) -> tuple:
+        """The order of ``load``'s dumps: stage, rank, day, then the name."""
+        return (self.stage, self.rank, self.day or "", natural_key(self.display))
+
+
+def _samples(dumps: list, checked: dict[str, int]) -> list[PeriodSample]:
+    """The period each of a few large dumps shows (``dumps`` in load's order)."""
+    out = []
+    for d in sorted(dumps, key=lambda d: -(d.src.size or 0))[:PERIOD_SAMPLES]:
+        got = None
+        if d.display in checked:
+            try:
+                got = mindie.detect_layers(d.src, checked[d.display])
+            except Exception:  # noqa: BLE001 - a file that cannot be read is reported when it is counted
+                got = None
+        out.append(PeriodSample(d.stage, d.rank, d.day.isoformat() if d.day else None, d.display,
+                                int(d.src.size or 0), got or None))
+    return out
+
+
+def period_of(samples: list[PeriodSample]) -> tuple[int | None, tuple[int, str]]:
+    """The period most of the largest dumps show, with how many showed it and the first of them. ``samples``
+    may come from several nodes: the largest of all are taken, in load's order."""
+    ordered = sorted(sorted(samples, key=PeriodSample.order), key=lambda x: -x.size)[:PERIOD_SAMPLES]
     votes: dict[int, list[str]] = {}
-    for d in sorted(dumps, key=lambda d: -(d.src.size or 0))[:8]:
-        if d.display not in checked:
-            continue
-        try:
-            got = mindie.detect_layers(d.src, checked[d.display])
-        except Exception:  # noqa: BLE001 - a file that cannot be read is reported when it is counted
-            got = None
-        if got:
-            votes.setdefault(got, []).append(d.display)
+    for x in ordered:
+        if x.period:
+            votes.setdefault(x.period, []).append(x.display)
     if not votes:
         return None, (0, "")
     best = max(votes, key=lambda k: (len(votes[k]), -k))
     return best, (len(votes[best]), votes[best][0])
+
+
+def rows_per_block(layers: int | None, config: dict[str, int], current: Placement | None,
+                   samples: list[PeriodSample] | None) -> tuple[int | None, str, tuple[int, str], int]:
+    """(rows per block, where they came from, the votes of the dumps that showed them, MTP layers), in the order
+    of trust of the module docstring; ``samples`` is None without dumps."""
+    source, votes = ("option" if layers else ""), (0, "")
+    if layers is None and config:
+        layers, source = config["num_moe_layers"], "config"
+    if layers is None and samples is not None:
+        period, pvotes = period_of(samples)
+        if current is not None and period is not None and 0 <= period - current.n_layers <= 2:
+            layers, source, votes = period, "map", pvotes
+        elif current is not None:
+            layers, source = current.n_layers, "map"
+        elif period is not None:
+            layers, source, votes = period, "detected", pvotes
+    return layers, source, votes, mtp_of(layers, current)
+
+
+def mtp_of(layers: int | None, current: Placement | None) -> int:
+    """Rows per block beyond the map's layers (one or two): the MTP layers."""
+    if layers and current is not None and 0 < layers - current.n_layers <= 2:
+        return layers - current.n_layers
+    return 0
 
 
 def load(paths: list[str], layers: int | None = None, expert_map: str | None = None,
@@ -130,20 +186,8 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
             refused.append(bad)
         else:
             checked[d.display] = lines
-    source, votes = ("option" if layers else ""), (0, "")
-    if layers is None and config:
-        layers, source = config["num_moe_layers"], "config"
-    if layers is None and inputs.dumps:
-        period, pvotes = _rows(inputs.dumps, checked)
-        if current is not None and period is not None and 0 <= period - current.n_layers <= 2:
-            layers, source, votes = period, "map", pvotes
-        elif current is not None:
-            layers, source = current.n_layers, "map"
-        elif period is not None:
-            layers, source, votes = period, "detected", pvotes
-    mtp = 0
-    if layers and current is not None and 0 < layers - current.n_layers <= 2:
-        mtp = layers - current.n_layers
+    samples = _samples(inputs.dumps, checked) if layers is None and not config and inputs.dumps else []
+    layers, source, votes, mtp = rows_per_block(layers, config, current, samples if inputs.dumps else None)
     frames: list[pl.DataFrame] = []
     files: list[FileStat] = []
     slots: dict[int, int] = {}
@@ -178,10 +222,9 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
     logical = _sglang(inputs, files, refused, notes)
     if logical.height and not layers:
         layers, source = int(logical["layer"].max()) + 1, "logical"
-        if current is not None and 0 < layers - current.n_layers <= 2:
-            mtp = layers - current.n_layers
+        mtp = mtp_of(layers, current)
     return Loaded(loads, layers or 0, slots, placements, logical, inputs.logs, files, inputs.skipped, refused, notes,
-                  source, votes, first_window_max, mtp, config)
+                  source, votes, first_window_max, mtp, config, samples)
 
 
 def _sglang(inputs: Inputs, files: list[FileStat], refused: list[Refused], notes: list[Note]) -> pl.DataFrame:

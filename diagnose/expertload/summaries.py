@@ -50,6 +50,11 @@ def missing(loads: pl.DataFrame, files: list[FileStat], cal: list[date], win_day
     return Missing(days=[d.isoformat() for d in cal if d not in win_days], rank_files=out)
 
 
+# The EPLB signals of the serving logs (diagnose/parsers/kinds/vllm_signals.py) that the report summarises.
+EPLB_SIGNALS = ("eplb_imbalance_current_mean", "eplb_imbalance_current_max", "eplb_imbalance_updated_mean",
+                "eplb_imbalance_updated_max", "eplb_balancedness")
+
+
 def eplb(frame: pl.DataFrame | None) -> Eplb:
     """EPLB log values (vllm-ascend hotness imbalance, vLLM balancedness): per signal count, last, worst; series."""
     if frame is None or frame.height == 0:

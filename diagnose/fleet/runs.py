@@ -10,11 +10,10 @@ from datetime import date, datetime
 from diagnose.engine.filters import RuleFilters
 from diagnose.fleet import expert, schema
 from diagnose.fleet.dataset import Partition, check_dataset, open_parts, partitions, write_partition
-from diagnose.fleet.service import from_parts, judge, last_day, read_node, to_tables
+from diagnose.fleet.service import from_parts, judge, last_day, read_node, to_tables, walk_key
 from diagnose.fleet.store import Store
 from diagnose.model import Report, Skipped, skip
-from diagnose.pipeline import Parsed, Progress, Settings
-
+from diagnose.pipeline import Parsed, Progress, Settings, read_signals
 
 
 @dataclass
@@ -33,12 +32,14 @@ def extract_node(paths: list[str], store: Store, node: str, cluster: str, settin
     tables = to_tables(parsed)
     tables["findings"] = schema.findings_frame(report.findings)
     meta: dict = {"roots": list(paths), "first_path": _first_path(parsed, paths),
-                  "coverage": report.coverage.get("status"), "findings": len(report.findings)}
-    if got.has_dumps:
+                  "coverage": report.coverage.status if report.coverage is not None else None,
+                  "findings": len(report.findings)}
+    if got.has_dumps:  # the expert-load analysis loads only for a node with dumps
         from diagnose.expertload.load import load
+        from diagnose.expertload.summaries import EPLB_SIGNALS
 
         loaded = load(list(paths))
-        more, meta["expert"] = expert.to_tables(loaded)
+        more, meta["expert"] = expert.to_tables(loaded, read_signals(loaded.logs, EPLB_SIGNALS))
         tables.update(more)
     day = last_day(parsed) or date.today()
     manifest = write_partition(store, Partition(day, cluster, node), tables, meta)
@@ -56,6 +57,7 @@ class Fleet:
     parsed: Parsed  # every node's Frames, in walk order, with the partitions not read in ``skipped``
     parts: list  # the partitions read (diagnose.fleet.dataset.Part)
     loaded: object | None  # the fleet's expert load (diagnose.expertload.load.Loaded), None without dumps
+    eplb: object | None = None  # the EPLB lines of the nodes' logs (pl.DataFrame: ts, signal, value)
 
 
 def read_fleet(store: Store, since: datetime | None = None, cluster: str | None = None,
@@ -71,7 +73,8 @@ def read_fleet(store: Store, since: datetime | None = None, cluster: str | None 
     seen = {p.partition.node for p in parts} | {p.node for p, _ in broken}
     where = f"cluster={cluster}/" if cluster else ""
     unread += [Skipped(store.uri(f"{where}node={n}"), skip("fleet_absent")) for n in nodes or () if n not in seen]
-    return Fleet(from_parts(parts, unread), parts, expert.loaded_from(parts))
+    expert_load = expert.loaded_from(walk_key(parts))
+    return Fleet(from_parts(parts, unread), parts, *(expert_load or (None, None)))
 
 
 def judge_fleet(fleet: Fleet, settings: Settings, rules: list, rule_errors: list[str], filters: RuleFilters,

@@ -54,15 +54,19 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     # expert load: tokens per day, stage, rank, layer and physical slot, counted over the dump windows
     "expert_loads": {"day": pl.Date, "stage": pl.String, "rank": pl.Int32, "layer": pl.Int32, "slot": pl.Int32,
                      "tokens": pl.Int64},
-    # EPLB log lines (time, signal, value) and the expert placement (layer, rank, slot -> logical expert)
+    # tokens per day, stage, layer and logical expert, from dumps that count per expert (SGLang)
+    "expert_logical": {"day": pl.Date, "stage": pl.String, "layer": pl.Int32, "expert": pl.Int32, "tokens": pl.Int64},
+    # EPLB log lines (time, signal, value) and the expert maps (map, layer, rank, slot -> logical expert; the
+    # manifest's expert.maps[map] says each map's source, day, shared expert and dangling devices)
     "expert_eplb": {"ts": pl.Datetime("us"), "signal": pl.String, "value": pl.Float64},
-    "expert_placement": {"layer": pl.Int32, "rank": pl.Int32, "slot": pl.Int32, "expert": pl.Int32},
-    # each dump file and how its windows were counted
+    "expert_placement": {"map": pl.Int32, "layer": pl.Int32, "rank": pl.Int32, "slot": pl.Int32,
+                         "expert": pl.Int32},
+    # each dump file and how its windows were counted (diagnose/model/expertload.py FileStat)
     "expert_files": {"path": pl.String, "stage": pl.String, "rank": pl.Int64, "day": pl.String,
                      "blocks": pl.Int64, "resets": pl.Int64, "chained": pl.Boolean, "note": pl.String,
                      "windows": pl.Int64, "counted": pl.Int64, "first": pl.String, "first_counted": pl.Boolean,
-                     "why": pl.String, "ratio": pl.Float64, "previous": pl.String, "previous_day": pl.String,
-                     "repeated": pl.Int64},
+                     "ratio": pl.Float64, "previous": pl.String, "previous_day": pl.String, "repeated": pl.Int64,
+                     "source": pl.String},
 }
 
 

@@ -78,17 +78,17 @@ class Tracker:
 
     def _event(self, kind: str, clock: datetime, held: Tracked) -> LiveEvent:
         self.seq += 1
-        return LiveEvent(seq=self.seq, event=kind, at=_iso(clock), finding=Tracked(**held.to_dict()))
+        return LiveEvent(seq=self.seq, event=kind, at=_iso(clock), finding=held.copy())
 
     # --- state -----------------------------------------------------------------------------------------------
 
     def to_state(self) -> dict:
-        return {"open": {fp: t.to_dict() for fp, t in self.open.items()},
+        return {"open": {fp: t.to_state() for fp, t in self.open.items()},
                 "resolved": {fp: list(v) for fp, v in self.resolved.items()},
                 "opened_total": dict(self.opened_total), "seq": self.seq}
 
     def restore(self, saved: dict) -> None:
-        self.open = {fp: Tracked(**t) for fp, t in (saved.get("open") or {}).items()}
+        self.open = {fp: Tracked.from_state(t) for fp, t in (saved.get("open") or {}).items()}
         self.resolved = {fp: (v[0], float(v[1])) for fp, v in (saved.get("resolved") or {}).items()}
         self.opened_total = {k: int(v) for k, v in (saved.get("opened_total") or {}).items()}
         self.seq = int(saved.get("seq") or 0)

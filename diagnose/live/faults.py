@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from diagnose.messages import Phrase
 from diagnose.model.live import LiveEvent, PublicFault, Tracked
 
 FAULT_TYPE_DIGIT = {"NPU": "0", "Node": "1", "Network": "2", "Storage": "3"}
@@ -57,25 +58,28 @@ def code_for(category: str, level: int | None = None) -> tuple[str, str]:
 
 
 def handling_of(finding: Tracked) -> str | None:
-    """The MindCluster handling level of a hardware fault event id the finding carries: the finding's own
-    ``handling`` fact, else the ``handling`` field of the code's entry in its table, when the table has one."""
-    if isinstance(finding.facts.get("handling"), str):
-        return finding.facts["handling"]
+    """The MindCluster handling level of the hardware fault event the finding carries, or None: its
+    ``handling`` fact (the code match kind copies the ``handling`` field of the code's entry, ``-`` when the
+    entry has none), else, for a finding without that fact (kept by an earlier state), the field itself, read
+    from the code's table (knowledge/codes/<family>.toml: fault_event's codes carry one)."""
+    fact = finding.facts.get("handling")
+    if isinstance(fact, str):
+        return fact if fact in HANDLING_LEVEL else None
     family, code = finding.facts.get("family"), finding.facts.get("code")
     if not isinstance(family, str) or not isinstance(code, str):
         return None
-    from diagnose.engine.codes import families  # the tables load lazily, and only for a coded finding
+    from diagnose.engine.match_kinds.code import families  # the tables load lazily, and only for a coded finding
     from diagnose.knowledge.code_tables import classify
 
     table = families().get(family)
     if table is None:
         return None
     try:
-        known, cls = classify(table, code)
-    except LookupError:
+        known, _ = classify(table, code)
+    except LookupError:  # a code no class of its table matches
         return None
-    value = getattr(known, "handling", None) or getattr(cls, "handling", None)
-    return value if isinstance(value, str) else None
+    value = known.handling if known is not None else ""
+    return value if value in HANDLING_LEVEL else None
 
 
 def to_fault(event: LiveEvent, node: str, devices: list[int]) -> PublicFault:
@@ -93,7 +97,8 @@ def to_fault(event: LiveEvent, node: str, devices: list[int]) -> PublicFault:
     return PublicFault(
         fault_id=f"diagnose.{f.fingerprint}", fault_type=fault_type, fault_code=code,
         fault_time_ms=_ms(f.first_seen or f.opened_at), assertion="occur" if event.event == "open" else "recover",
-        node_name=node, device_ids=ids, description=f"{f.rule_id} {f.title}", location=location,
+        node_name=node, device_ids=ids, description=Phrase("live.fault_description", rule=f.rule_id, title=f.title),
+        location=location,
     )
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from diagnose.messages import messages
+from diagnose.messages import messages, words_from_data
 
 # diagnose.model's SEVERITY_RANK, here without importing the model (and polars): the checks that answer from
 # the state must start in well under a second (tests/test_npd.py holds the two equal).
@@ -96,7 +96,7 @@ def answer(check: Check, open_findings: list[dict], recent: list[dict], mark: in
     if not hits:
         return Answer(NPD_OK, trim(msg(f"npd.ok.{check.name}"), limit), msg(f"npd.ok.{check.name}") + "\n", newest)
     first = hits[0]
-    head = f"{first['rule_id']} {first['title']}"
+    head = f"{first['rule_id']} {_say(msg, first.get('title'))}"
     line = msg("npd.problem", head=head, n=len(hits) - 1) if len(hits) > 1 else head
     return Answer(NPD_PROBLEM, trim(line, limit), _details(hits, msg), newest)
 
@@ -104,9 +104,9 @@ def answer(check: Check, open_findings: list[dict], recent: list[dict], mark: in
 def _details(hits: list[dict], msg) -> str:
     out = []
     for f in hits:
-        out.append(f"{msg.severity(f['severity'])} {f['rule_id']} {f['title']}")
+        out.append(f"{msg.severity(f['severity'])} {f['rule_id']} {_say(msg, f.get('title'))}")
         if f.get("summary"):
-            out.append(f"  {f['summary']}")
+            out.append(f"  {_say(msg, f['summary'])}")
         if f.get("nodes"):
             out.append(f"  {msg('npd.where', nodes=', '.join(f['nodes']))}")
         for ev in (f.get("evidence") or [])[:2]:
@@ -114,6 +114,12 @@ def _details(hits: list[dict], msg) -> str:
         if f.get("handling"):
             out.append(f"  {msg('npd.handling', level=f['handling'])}")
     return "\n".join(out) + "\n"
+
+
+def _say(msg, data) -> str:
+    """A title or summary as the state keeps it (``words_data``: a phrase or template with its values) in the
+    answer's language."""
+    return msg.say(words_from_data(data))
 
 
 def monitor_config(executable: str, args: list[str], paths: list[str], interval_s: int = 60, timeout_s: int = 50,

@@ -6,8 +6,8 @@
     metrics       the same text served on /metrics (--metrics-port)
     mindcluster   ClusterD's public-fault message of the tick's events (occur on open, recover on resolve)
 
-Every file is replaced atomically (diagnose/live/atomic.py) except the JSON lines file, which grows by whole
-lines. Exactly once across a restart: events carry an increasing ``seq``, the state remembers the last seq it
+Every file is replaced atomically by the one writer (diagnose/writer.py) except the JSON lines file, which grows
+by whole lines (``append_line``); a failure raises the writer's ``WriteFailed``, named by the option. Exactly once across a restart: events carry an increasing ``seq``, the state remembers the last seq it
 saved, and a JSON lines file is read back on start, so an event written just before a kill is not written
 again when the restarted run judges the same lines (standard output cannot be read back: a reader there
 deduplicates by ``seq``).
@@ -23,9 +23,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Callable
 
-from diagnose.live.atomic import append_line, write_text
 from diagnose.live.faults import to_fault
+from diagnose.messages import messages
 from diagnose.model.live import LiveEvent
+from diagnose.writer import WriteFailed, append_line, write_file
 
 TAIL_BYTES = 1 << 20
 
@@ -36,12 +37,13 @@ class JsonLines:
 
     target: str
     saved_seq: int = 0  # the last seq the state saved: later ones may already be in the file
+    lang: str = "en"  # the language the findings' titles and summaries are said in
     # (event, fingerprint) of the events past saved_seq found in the file: written by a run killed before it
     # saved its state. The restarted run judges the same lines and makes the same events: each is skipped once.
     written: set[tuple[str, str]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        if self.target != "-":
+        if self.target != "-" and Path(self.target).is_file():  # a device or a FIFO is never read back
             self.written = _tail_events(Path(self.target), self.saved_seq)
             _end_line(Path(self.target))
 
@@ -51,12 +53,11 @@ class JsonLines:
             if key in self.written:
                 self.written.discard(key)
                 continue
-            line = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
+            line = json.dumps(event.to_dict(messages(self.lang)), ensure_ascii=False, default=str)
             if self.target == "-":
-                sys.stdout.write(line + "\n")
-                sys.stdout.flush()
+                _to_stream(sys.stdout, line + "\n", "stdout")
             else:
-                append_line(self.target, line)
+                append_line(self.target, line, "--json-lines")
 
 
 def _tail_events(path: Path, after: int) -> set[tuple[str, str]]:
@@ -91,18 +92,30 @@ def _end_line(path: Path) -> None:
         pass
 
 
+def _to_stream(stream, text: str, what: str) -> None:
+    """A reader that went away (BrokenPipeError) ends the run; any other failure is the writer's WriteFailed."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise WriteFailed(what, "", str(exc.strerror or exc)) from None
+
+
 @dataclass
 class TextFile:
-    """A text rewritten whole (the report, the .prom file, the fault message); "-" is standard error."""
+    """A text rewritten whole (the report, the .prom file, the fault message); "-" is standard error.
+    ``what``: the option that named it."""
 
     target: str
+    what: str = "-o"
 
     def put(self, text: str) -> None:
         if self.target == "-":
-            sys.stderr.write(text)
-            sys.stderr.flush()
+            _to_stream(sys.stderr, text, "stderr")
         else:
-            write_text(self.target, text)
+            write_file(self.target, text, self.what)
 
 
 @dataclass
@@ -114,6 +127,7 @@ class MindCluster:
     devices: list[int]
     render: Callable[..., str]
     form: str = "json"
+    lang: str = "en"  # the language of the faults' descriptions
     pending: list = field(default_factory=list)
 
     def emit(self, events: list[LiveEvent], seq: int, now_ms: int) -> None:
@@ -122,8 +136,8 @@ class MindCluster:
             return
         batch, self.pending = self.pending[:100], self.pending[100:]
         text = self.render(None, faults=batch, message_id=f"diagnose-{self.node}-{seq}", timestamp_ms=now_ms,
-                           form=self.form)
-        write_text(self.target, text)
+                           form=self.form, lang=self.lang)
+        write_file(self.target, text, "--mindcluster")
 
 
 class MetricsServer:

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from diagnose.live.atomic import write_text
+from diagnose.writer import write_file
 
 VERSION = 1
 STATE_FILE = "state.json"
@@ -46,7 +46,7 @@ def load(folder: Path) -> dict:
 
 
 def save(folder: Path, state: dict) -> None:
-    write_text(folder / STATE_FILE, json.dumps({**state, "version": VERSION}, separators=(",", ":")))
+    write_file(folder / STATE_FILE, json.dumps({**state, "version": VERSION}, separators=(",", ":")), "--state")
 
 
 def prepare(folder: Path) -> Path:

@@ -27,6 +27,7 @@ from diagnose.ingest.nodes import node_from_path
 from diagnose.live.events import Tracker
 from diagnose.live.judge import Judged, Service
 from diagnose.live.window import Window
+from diagnose.messages import words_data
 from diagnose.model import Report
 from diagnose.model.live import LiveEvent, RunStatus
 from diagnose.pipeline import Settings
@@ -70,7 +71,7 @@ class Watcher:
     last_judge_wall: float = 0.0
     report: Report | None = None
     status: RunStatus | None = None
-    recent: list[dict] = field(default_factory=list)  # the last events, for npd's answers
+    recent: list[dict] = field(default_factory=list)  # the last events, for npd's answers (titles as words_data)
 
     def __post_init__(self) -> None:
         o = self.options
@@ -112,7 +113,7 @@ class Watcher:
         for event in events:
             self.recent.append({"seq": event.seq, "event": event.event, "fingerprint": event.finding.fingerprint,
                                 "rule_id": event.finding.rule_id, "category": event.finding.category,
-                                "severity": event.finding.severity, "title": event.finding.title})
+                                "severity": event.finding.severity, "title": words_data(event.finding.title)})
         del self.recent[:-RECENT_EVENTS]
         if judged is not None:
             self.window.trim(judged.first_inside, wall)

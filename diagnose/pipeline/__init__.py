@@ -51,6 +51,22 @@ def filters_for(rules: list[Rule]) -> RuleFilters:
     return filters
 
 
+def read_signals(sources: list, names: tuple[str, ...]) -> pl.DataFrame:
+    """The signals ``names`` of these files (``ts``, ``signal``, ``value``, ``file``) in time order, read and
+    dated as a batch run reads them, nothing filtered out: expert-load's EPLB lines. A file that cannot be read
+    adds no line (the dumps beside it still count)."""
+    empty = pl.DataFrame(schema={"ts": pl.Datetime("us"), "signal": pl.String, "value": pl.Float64, "file": pl.String})
+    if not sources:
+        return empty
+    try:
+        parsed = read(sources, Settings(), RuleFilters())
+    except Exception:  # noqa: BLE001 - see the docstring
+        return empty
+    found = parsed.signals.filter(pl.col("signal").cast(pl.String).is_in(list(names)))
+    return found.select("ts", pl.col("signal").cast(pl.String), "value", pl.col("file").cast(pl.String)) \
+        .sort("ts", nulls_last=True)
+
+
 def analyze(paths: list[str], settings: Settings, progress: Progress | None = None) -> Report:
     rules, rule_errors = load_catalog(settings)
     filters = filters_for(rules)
@@ -59,4 +75,4 @@ def analyze(paths: list[str], settings: Settings, progress: Progress | None = No
 
 
 __all__ = ["SYNTHETIC_RULES", "Parsed", "Progress", "RuleFilters", "Settings", "analyze", "diagnose", "filters_for",
-           "load_all_rules", "load_catalog", "read", "read_paths"]
+           "load_all_rules", "load_catalog", "read", "read_paths", "read_signals"]

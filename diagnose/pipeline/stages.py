@@ -88,7 +88,7 @@ def _date(run: Run) -> None:
 
 def _derived_inputs(run: Run) -> None:
     """Preflight facts from the model files, launch scripts and ``non-default args`` lines the read stage
-    tapped (diagnose/preflight/bundle.py)."""
+    tapped (diagnose/preflight/tap.py)."""
     p = run.parsed
     tap = p.extra.pop("tap", None)
     if tap is None:
@@ -151,8 +151,8 @@ def bundle_stages() -> list[Stage]:
 def gather(sources: Iterable, settings: Settings, filters: RuleFilters, progress: Progress | None = None) -> Parsed:
     """The read stage and the node stages: what one node's files give on their own."""
     tap = None
-    if settings.kind is None:  # model JSON files and launch scripts in a bundle: see diagnose/preflight/bundle.py
-        from diagnose.preflight.bundle import Tap
+    if settings.kind is None:  # model JSON files and launch scripts in a bundle: see diagnose/preflight/tap.py
+        from diagnose.preflight.tap import Tap
 
         tap = Tap()
         sources = tap.wrap(sources)
@@ -216,8 +216,8 @@ def _silence(run: Run) -> None:
     if not is_selected(run.settings.selection, RuleKey(SILENCE_ID, SILENCE_NAME, CATEGORY)):
         return
     p = run.parsed
-    found = find_silence(p.records, p.series, registry.periodic_signals(), now=run.settings.now,
-                         lang=run.settings.lang, texts=p.texts, read_back=read_lines, stops=registry.stops())
+    found = find_silence(p.records, p.series, registry.periodic_signals(), now=run.settings.now, texts=p.texts,
+                         read_back=read_lines, stops=registry.stops())
     if found is not None:
         run.findings.append(found)
 

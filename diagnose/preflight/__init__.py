@@ -6,7 +6,7 @@ The flow mirrors the log pipeline. ``modelcard`` reads the model's small JSON fi
 one ``key = value  # how it was computed`` line each. The facts text is an input kind of its own
 (``preflight``, parsed by ``diagnose.parsers.kinds.preflight_facts``) so the checks themselves are ordinary rule files
 with fixtures (rules/mtp, rules/quantization, rules/config, rules/kv-cache with ``sources = ["preflight"]``).
-``command`` is ``diagnose preflight``; ``bundle`` finds the same inputs inside a log bundle for ``diagnose PATH``.
+``command`` is ``diagnose preflight``; ``tap`` finds the same inputs inside a log bundle for ``diagnose PATH``.
 """
 
 KIND = "preflight"

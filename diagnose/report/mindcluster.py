@@ -2,7 +2,7 @@
 rescheduling (ClusterD public-fault API: a ConfigMap labelled ``mc-consumer-publicfault=true`` whose data key
 ``PublicFault`` holds one JSON message; the same fields over gRPC ``SendPublicFault``).
 
-    render(report, faults=[PublicFault, ...], message_id=..., timestamp_ms=..., form="json" | "configmap")
+    render(report, faults=[PublicFault, ...], message_id=..., timestamp_ms=..., form="json" | "configmap", lang=...)
 
 Which findings become which faults (code, level, type, device ids) is decided by diagnose/live/faults.py;
 this renderer writes the message within ClusterD's documented limits, so that no fault is dropped for its
@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 
+from diagnose.messages import Messages, messages
 from diagnose.model import Report
 from diagnose.model.live import PublicFault
 
@@ -34,13 +35,15 @@ _NODE = re.compile(r"[^a-z0-9.-]")
 
 def render(report: Report | None = None, faults: list[PublicFault] = (), message_id: str = "diagnose-message",
            timestamp_ms: int = EARLIEST_MS, form: str = "json", resource: str = RESOURCE,
-           configmap_name: str = "diagnose-public-fault", namespace: str = "default", **_options) -> str:
+           configmap_name: str = "diagnose-public-fault", namespace: str = "default", lang: str = "en",
+           **_options) -> str:
+    msg = messages(lang)
     message = {
         "id": fault_id(message_id),
         "timestamp": max(int(timestamp_ms), EARLIEST_MS),
         "version": VERSION,
         "resource": resource,
-        "faults": [_fault(f) for f in list(faults)[:MAX_FAULTS]],
+        "faults": [_fault(f, msg) for f in list(faults)[:MAX_FAULTS]],
     }
     text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
     if form != "configmap":
@@ -65,7 +68,7 @@ def node_name(text: str) -> str:
     return clean or "localhost"
 
 
-def _fault(f: PublicFault) -> dict:
+def _fault(f: PublicFault, msg: Messages) -> dict:
     out = {
         "faultId": fault_id(f.fault_id),
         "faultType": f.fault_type,
@@ -73,7 +76,7 @@ def _fault(f: PublicFault) -> dict:
         "faultTime": max(int(f.fault_time_ms), EARLIEST_MS),
         "assertion": f.assertion,
         "influence": [{"nodeName": node_name(f.node_name), "deviceIds": _devices(f.device_ids)}],
-        "description": _description(f.description),
+        "description": _description(msg.say(f.description)),
     }
     location = {str(k)[:16]: str(v)[:128] for k, v in list(f.location.items())[:10]}
     if location:

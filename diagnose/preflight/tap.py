@@ -1,4 +1,4 @@
-"""Preflight inside ``diagnose PATH``: find a model directory's JSON files, a launch script, a MindIE
+"""Preflight inside ``diagnose PATH`` (the tap): find a model directory's JSON files, a launch script, a MindIE
 ``config.json`` or vLLM's ``non-default args`` line in a bundle and add the preflight facts to the run.
 
 ``Tap.wrap`` sits between ingest and the parsers: a file whose name says it may be a preflight input is read
