@@ -24,7 +24,11 @@ EXCEPTION_LINE = re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(?:", EXCEPTION)
 FIELDS = {"exception": ("regex", "pattern over the exception type, e.g. `KeyError$` (dotted names too)"),
           "message": ("regex", "pattern over the exception's message; named groups become summary fields"),
           "not_message": ("regex", "the message must not match"),
-          "frames": ("regex", "some frame (`path:function`) of the traceback must match"),
+          "frames": ("regex", "one of the innermost frames (`path:function`, `frames_depth` of them) must match: "
+                              "the code that raised it"),
+          "frames_depth": ("int", "how many innermost frames `frames` reads (default 2)"),
+          "any_frame": ("regex", "some frame anywhere on the stack must match; only beside `exception` or "
+                                 "`message` (an outer frame alone never decides)"),
           "not_frames": ("regex", "no frame may match"),
           "min_count": ("int", "tracebacks needed (default 1)")}
 
@@ -39,6 +43,8 @@ class TracebackMatch(Match):
     message: str | None = None
     not_message: str | None = None
     frames: str | None = None
+    frames_depth: int = 2
+    any_frame: str | None = None
     not_frames: str | None = None
     min_count: int = 1
 
@@ -48,12 +54,17 @@ class TracebackMatch(Match):
 def build(raw: dict[str, Any], table: dict[str, Any], seconds) -> TracebackMatch:
     return TracebackMatch(raw=raw, exception=table.get("exception"), message=table.get("message"),
                           not_message=table.get("not_message"), frames=table.get("frames"),
+                          frames_depth=int(table.get("frames_depth", 2)), any_frame=table.get("any_frame"),
                           not_frames=table.get("not_frames"), min_count=int(table.get("min_count", 1)))
 
 
 def check(table: dict[str, Any]):
     if not any(k in table for k in ("exception", "message", "frames")):
         yield "match", "needs at least one of `exception`, `message` or `frames`"
+    if "any_frame" in table and not any(k in table for k in ("exception", "message")):
+        yield "match.any_frame", "needs `exception` or `message` beside it: an outer frame alone never decides"
+    if not 1 <= int(table.get("frames_depth", 2)) <= 8:
+        yield "match.frames_depth", "must be 1 to 8"
 
 
 def keeps(m: TracebackMatch):
@@ -101,8 +112,11 @@ def match_traceback(m: TracebackMatch, records: pl.DataFrame, signals: pl.DataFr
         cond = cond & pl.col("message").str.contains(m.message)
     if m.not_message is not None:
         cond = cond & ~pl.col("message").str.contains(m.not_message)
-    if m.frames is not None:
-        cond = cond & pl.col("frames").str.contains(m.frames)
+    if m.frames is not None:  # what raised it: the innermost frames, never an outer frame that was merely on the stack
+        innermost = pl.col("frames").str.split("\n").list.tail(m.frames_depth).list.join("\n")
+        cond = cond & innermost.str.contains(m.frames)
+    if m.any_frame is not None:
+        cond = cond & pl.col("frames").str.contains(m.any_frame)
     if m.not_frames is not None:
         cond = cond & ~pl.col("frames").str.contains(m.not_frames)
     hits = rows.filter(cond).sort(["ts", "file", "line"], nulls_last=True)
@@ -110,7 +124,8 @@ def match_traceback(m: TracebackMatch, records: pl.DataFrame, signals: pl.DataFr
         return None
     first = hits.row(0, named=True)
     frame_list = [f for f in first["frames"].split("\n") if f]
-    matching = [f for f in frame_list if m.frames is None or pl.Series([f]).str.contains(m.frames)[0]]
+    looked_at = frame_list[-m.frames_depth:] if m.frames is not None else frame_list
+    matching = [f for f in looked_at if m.frames is None or pl.Series([f]).str.contains(m.frames)[0]]
     facts = {"exception": first["exception"] or "(exception line not in the log)",
              "message": first["message"][:300], "frame": (matching or frame_list or ["-"])[-1]}
     if m.message is not None and first["message"]:
