@@ -58,6 +58,27 @@ def test_wrapped_lines_keep_their_line_numbers_and_no_line_is_dropped():
     assert out["text"][0] == text[0] + text[1] and out["text"][1] == ""
 
 
+def test_an_error_message_wrapped_by_hand_is_joined_before_matching():
+    lines = ["INFO 09-03 14:00:00 [api_server.py:1] Started server process [7]",
+             "ValueError: No available memory for the cache blocks. Try increasing",
+             "`gpu_memory_utilization` when initializing the engine.",
+             "INFO 09-03 14:00:02 [api_server.py:9] Shutting down"]
+    out = repair(pl.DataFrame({"line": list(range(1, 5)), "text": lines}))["text"].to_list()
+    assert out[1] == ("ValueError: No available memory for the cache blocks. Try increasing "
+                      "`gpu_memory_utilization` when initializing the engine.")
+    assert out[2] == "" and out[0] == lines[0] and out[3] == lines[3]  # nothing dropped, numbers kept
+
+
+def test_a_finished_message_and_traceback_grammar_are_not_joined():
+    lines = ["RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB.",
+             "some other text a user pasted",
+             "ERROR 09-03 14:00:00 [worker.py:80] Worker failed while loading the weights of layer",
+             "During handling of the above exception, another exception occurred:",
+             "  File \"/x/vllm/worker.py\", line 9, in load"]
+    out = repair(pl.DataFrame({"line": list(range(1, 6)), "text": lines}))["text"].to_list()
+    assert out == lines
+
+
 def test_lines_of_equal_length_are_not_taken_for_wraps():
     rows = [f"+{'-' * 78}+", "| NPU  Name | Health | " + " " * 56 + "|"] * 4
     rows = [r[:80].ljust(80) for r in rows]

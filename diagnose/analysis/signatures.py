@@ -27,6 +27,7 @@ from typing import Any
 
 import polars as pl
 
+from diagnose.knowledge.benign import benign_mask
 from diagnose.knowledge.masks import mask
 from diagnose.model import Example, Signature
 from diagnose.scan.fastregex import dfa_safe
@@ -51,6 +52,8 @@ def candidates(records: pl.DataFrame) -> pl.DataFrame:
     # The comparison's own lines (``<validation>``) state what the VAL rules judge, not errors of the logs.
     own = pl.col("source").is_in(_OWN_LINES).fill_null(False)
     frame = records.filter((level | has_code) & ~own)
+    if frame.height:  # messages known to be harmless (knowledge/benign.toml) are no trouble, whatever their level
+        frame = frame.filter(~benign_mask(frame["message"].fill_null(frame["text"])))
     key = ["file", "event"]
     exc = pl.col("message").str.contains(_EXCEPTION_LINE)
     frame = frame.with_columns(

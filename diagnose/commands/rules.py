@@ -77,6 +77,46 @@ def _code_tables(lang: str) -> list[str]:
     return [f"{name} {len(f.classes)} classes, {len(f.codes)} codes" for name, f in sorted(fams.items())]
 
 
+@rules_group.command("index")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def rules_index(fmt):
+    """What the knowledge holds: the message index (templates per project and origin, and the releases they come
+    from), the error-code tables, and the tables of benign messages and run endings."""
+    import json
+
+    from diagnose.knowledge.benign import builtin_entries
+    from diagnose.knowledge.code_tables import builtin_tables
+    from diagnose.knowledge.endings import builtin_endings
+    from diagnose.knowledge.index import message_index
+
+    try:
+        index = message_index()
+        projects = [{"project": s.project, "origin": s.origin, "templates": s.templates,
+                     "releases": list(s.releases),
+                     "range": s.releases[0] if len(s.releases) == 1 else f"{s.releases[0]} .. {s.releases[-1]}"}
+                    for s in index.stats()]
+        tables = [{"family": name, "classes": len(f.classes), "codes": len(f.codes)}
+                  for name, f in sorted(builtin_tables().items())]
+        other = {"benign": len(builtin_entries()), "endings": len(builtin_endings())}
+    except Exception as exc:  # noqa: BLE001 - a damaged knowledge file is said, not raised
+        click.echo(f"diagnose: error: cannot read the knowledge files: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    if fmt == "json":
+        click.echo(json.dumps({"index": projects, "code_tables": tables, **other}, ensure_ascii=False, indent=2))
+        sys.exit(EXIT_CLEAN)
+    click.echo("message index (knowledge/index/, built from knowledge/sources.toml):")
+    for row in projects:
+        click.echo(f"  {row['project']:<16} {row['origin']:<7} {row['templates']:>7} templates   {row['range']} "
+                   f"({len(row['releases'])} releases)")
+    click.echo(f"  {'total':<16} {'':<7} {sum(r['templates'] for r in projects):>7} templates")
+    click.echo("error-code tables (knowledge/codes/):")
+    for row in tables:
+        click.echo(f"  {row['family']:<16} {row['codes']:>5} codes, {row['classes']:>3} classes")
+    click.echo(f"benign messages (knowledge/benign.toml): {other['benign']}; run endings (knowledge/endings.toml): "
+               f"{other['endings']}")
+    sys.exit(EXIT_CLEAN)
+
+
 @rules_group.command("signals")
 @click.argument("word", required=False)
 @click.option("--kind", help="Only the signals of this source kind (vllm, plog, npu-smi, ..., or `any` for the "

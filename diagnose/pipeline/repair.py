@@ -10,7 +10,10 @@ What a paste into an issue, a chat or a terminal does to a log, and what is undo
   none longer. A line of W characters followed by one that does not start a line of its own (no log head,
   no stamp, no traceback grammar) is joined with it: the first line holds the whole text, the continuation
   stays a record with empty text (nothing is dropped; line numbers stay those of the file);
-- **blank lines between every line** (double-spaced pastes) are skipped when looking for continuations.
+- **blank lines between every line** (double-spaced pastes) are skipped when looking for continuations;
+- **hand wraps**: an error message the user broke over a few lines by hand (an exception line or an ERROR line of
+  at least 40 characters that stops mid-sentence, followed by lines with no head, no stamp, no indent and no
+  traceback grammar) is joined the same way, with a space where the break was, up to three continuation lines.
 
 Cut lines need nothing: parsers read field by field, so a metric line cut before its last fields still
 gives the fields it has.
@@ -44,6 +47,12 @@ MASKS = [
 
 MIN_WRAP = 60
 MIN_WRAPPED = 3
+HAND_WRAP_MIN = 40  # a line shorter than this was not broken for width
+HAND_WRAP_LINES = 3  # continuation lines joined to one message at most
+# A message that can go on: an exception line or an ERROR/CRITICAL line, not ended by a full stop.
+_ERROR_LINE = dfa_safe(r"(?:^|[\s:\]])(?:[A-Za-z_][\w.]*(?:Error|Exception)|ERROR|CRITICAL)\b")
+_ENDS_SENTENCE = r"[.!?。！？)\]}>'\"]\s*$"
+_NOT_CONTINUATION = r"^\s|^During handling|^The above exception|^Traceback|^\s*$"
 
 # A line that starts a line of its own, so it is not the rest of the line above.
 _STARTS = dfa_safe(
@@ -71,7 +80,7 @@ def repair(frame: pl.DataFrame) -> pl.DataFrame:
         frame = frame.with_columns(text.str.replace(QUOTE_MARKERS, ""))
     if marks["fence"]:
         frame = frame.with_columns(pl.when(text.str.contains(FENCE)).then(pl.lit("")).otherwise(text).alias("text"))
-    return mask_requests(_join_wraps(frame))
+    return mask_requests(_join_hand_wraps(_join_wraps(frame)))
 
 
 def mask_requests(frame: pl.DataFrame) -> pl.DataFrame:
@@ -151,3 +160,31 @@ def _join_wraps(frame: pl.DataFrame) -> pl.DataFrame:
                          .when(pl.col("_blank").fill_null(False)).then(pl.lit("")).otherwise(pl.col("text")))
            .drop("_i", "_joined", "_blank"))
     return out
+
+
+def _join_hand_wraps(frame: pl.DataFrame) -> pl.DataFrame:
+    """Error messages broken by hand over a few lines, joined (see the module docstring)."""
+    text = pl.col("text")
+    if frame.height < 2 or not frame.select(text.str.contains(_ERROR_LINE).any()).item():
+        return frame
+    rows = frame.with_row_index("_i").with_columns(
+        _open=(text.str.contains(_ERROR_LINE) & (text.str.len_chars() >= HAND_WRAP_MIN)
+               & ~text.str.contains(_ENDS_SENTENCE)),
+        _free=~text.str.contains(_line_starts()) & ~text.str.contains(_NOT_CONTINUATION),
+    )
+    # A continuation follows an open message, or another continuation that did not end its sentence either.
+    cont = pl.col("_free") & pl.col("_open").shift(1).fill_null(False)
+    rows = rows.with_columns(_cont=cont)
+    for _ in range(HAND_WRAP_LINES - 1):
+        goes_on = pl.col("_cont").shift(1).fill_null(False) & ~pl.col("text").shift(1).str.contains(_ENDS_SENTENCE)
+        rows = rows.with_columns(_cont=pl.col("_cont") | (pl.col("_free") & goes_on.fill_null(False)))
+    if not rows["_cont"].any():
+        return frame
+    rows = rows.with_columns(_group=(~pl.col("_cont")).cast(pl.Int32).cum_sum())
+    joined = (rows.group_by("_group", maintain_order=True)
+              .agg(pl.col("_i").first(), pl.col("text").str.strip_chars().str.join(" ").alias("_joined"), pl.len().alias("_n"))
+              .filter(pl.col("_n") > 1))
+    out = (rows.join(joined.select("_i", "_joined"), on="_i", how="left")
+           .with_columns(text=pl.when(pl.col("_joined").is_not_null()).then(pl.col("_joined"))
+                         .when(pl.col("_cont")).then(pl.lit("")).otherwise(text)))
+    return out.select(frame.columns)
