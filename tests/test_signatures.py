@@ -201,7 +201,7 @@ def test_sample_planted_error_tops_the_section_with_a_clean_signature(sample):
     assert top["first_seen"].startswith("2026-03-15 03:07:12") and top["source"] == "plog"
     assert top["example"]["file"].endswith("node-0/plog/plog-4410_20260315030210417.log")
     assert top["example"]["line"] == 9
-    assert data["findings"][0]["rule_id"] == "DEV010"
+    assert [f["rule_id"] for f in data["findings"][:2]] == ["VER001", "DEV010"]  # the older driver, then its timeout
 
 
 def test_sample_known_errors_are_not_listed(sample):
