@@ -94,7 +94,7 @@ def test_two_node_failing_rank_errors_come_first_on_the_timeline(two_node: str):
     # the failing lane is drawn on top (plotly lists category axes bottom-up)
     assert tl["layout"]["yaxis"]["categoryarray"][-1] == "node-1 · rank 13"
     # root cause highlighted, findings with remediation and evidence file:line in the page
-    assert 'id="root-cause"' in two_node and "DEV010" in two_node.split('id="root-cause"')[1][:400]
+    assert 'id="root-cause"' in two_node and "VER001" in two_node.split('id="root-cause"')[1][:400]  # the chain's start
     assert "Rank 13 on node-1 failed first" in two_node
     assert "What to do" in two_node and "ASCEND_LAUNCH_BLOCKING=1" in two_node
     assert re.search(r"node-1/plog/plog-9501_\d+\.log:10:</span>", two_node)

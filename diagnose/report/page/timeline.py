@@ -111,20 +111,27 @@ def timeline_figure(report: Report, msg: Messages, max_marks: int, notes: list[s
     for r in rows:
         r["rules"] = ",".join(dict.fromkeys(rules_at.get((r["file"], r["line"]), [])))
         where[(r["file"], r["line"])] = r["lane"]
+    # The root cause's chain (diagnose/analysis/chains.py): its start may have no time (a driver version), so
+    # the star marks the chain's first dated finding (the kernel timeout it led to).
+    chain = [findings[0]] if findings else []
+    for f in findings[1:]:
+        if f.linked and f.caused_by in {c.rule_id for c in chain}:
+            chain.append(f)
+    star = next((f for f in chain if f.first_seen is not None), None)
     marks = []  # findings: at first_seen, on the lane of their first dated evidence line
     for i, f in enumerate(findings):
         if f.first_seen is None:
             continue
         lane = next((where[(ev.file, ev.line)] for ev in f.evidence if (ev.file, ev.line) in where), None)
         marks.append({"i": i, "f": f, "rule": f.rule_id, "lane": lane or finding_lane(f.nodes, f.ranks, msg),
-                      "ts": f.first_seen, "root": i == 0})
+                      "ts": f.first_seen, "root": f is star})
     if not rows and not marks:
         return None
     # Lane order: first the lanes with evidence of the incident (the root cause and the findings caused by
     # it), by their earliest such mark, so the lane that failed first is on top; then lanes with evidence of
     # other warning+ findings; then the rest by their first warning/error (background noise sinks).
-    root_id = findings[0].rule_id if findings else None
-    incident = {f.rule_id for f in findings if root_id in (f.rule_id, f.caused_by)}
+    roots = {f.rule_id for f in chain}
+    incident = {f.rule_id for f in findings if f.rule_id in roots or f.caused_by in roots}
     serious = {f.rule_id for f in findings if f.severity != "info"}
 
     def tier(rules: set[str]) -> int:
