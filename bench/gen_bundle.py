@@ -969,6 +969,12 @@ def gen_mindie(out: Path, seed: int, budget: int, manifest: dict) -> dict:
                 if rng.random() < 0.05:
                     heapq.heappush(done, (td - 5000, -req, srv(td - 5000, "WARN", "single_req_infer_interface_base.cpp:660",
                                    "endpoint", f"requestId: {rid} stream closed by client before finished")))
+                if rng.random() < 0.04:  # a client gone before its response: one line per request, by its ids
+                    conn = rng.randint(1000, 99999)
+                    heapq.heappush(done, (td + 2000, -req, srv(td + 2000, "ERROR", "http_handler.cpp:588", "endpoint",
+                                   f"Failed to send response, reqId: endpoint_common_{req}, connId: {conn}, ret: -32")))
+                    heapq.heappush(done, (td + 3000, -req, srv(td + 3000, "WARN", "endpoint_manager.cpp:233", "endpoint",
+                                   f"Connection {conn} closed by peer while reqId: endpoint_common_{req} was streaming")))
                 if req % 8 == 0:
                     llines.append(llm_cpp(t, "INFO", "llm_manager_impl.cpp:520",
                                           f"prefill batch size: {rng.randint(0, 8)}, decode batch size: {rng.randint(20, 120)}, "
