@@ -280,3 +280,27 @@ def test_page_renders_in_headless_chromium(tmp_path: Path):
     assert "&lt;script&gt;document.title=" in dom
     console = [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln]
     assert not [ln for ln in console if re.search(r"error|Uncaught", ln, re.I)], console
+
+
+def test_a_healthy_page_has_no_root_cause_box_and_a_validation_page_has_its_table(tmp_path):
+    (tmp_path / "h").mkdir()
+    healthy = _page(tmp_path / "h", str(SAMPLES / "healthy"))
+    assert 'id="root-cause"' not in healthy and 'id="verdict"' in healthy and "No problem found" in healthy
+    assert 'class="finding first"' not in healthy
+    out = tmp_path / "v.html"
+    res = CliRunner().invoke(main, [str(SAMPLES / "validation-regression" / "run"), "--baseline",
+                                    str(SAMPLES / "validation-regression" / "baseline"), "--format", "html", "-o", str(out)])
+    assert res.exit_code == 1, res.output
+    page = out.read_text(encoding="utf-8")
+    table = page.split('id="comparison"')[1].split("</table>")[0]
+    assert "regressed" in table and 'class="regressed"' in table
+
+
+def test_the_timeline_opens_on_the_incident_with_the_whole_span_a_click_away(two_node: str):
+    tl = _figs(two_node)["timeline"]
+    layout = tl["layout"]
+    incident, whole = layout["meta"]["incident"], layout["meta"]["whole"]
+    assert layout["xaxis"]["range"] == incident and whole[0] < incident[0]
+    buttons = layout["updatemenus"][0]["buttons"]
+    assert [b["args"][0]["xaxis.range"] for b in buttons] == [incident, whole]
+    assert "Led to:" in two_node.split('id="root-cause"')[1].split("</div></div>")[0]

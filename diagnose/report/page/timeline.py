@@ -146,6 +146,21 @@ def timeline_figure(report: Report, msg: Messages, max_marks: int, notes: list[s
         first[m["lane"]] = min(first.get(m["lane"], key), key)
     lanes = lane_order(first)
     x0, x1, groups = _x_range([r["ts"] for r in rows] + [m["ts"] for m in marks], marks)
+    # The page opens on the incident (the root cause's chain and its echoes), the whole span one click away:
+    # on a 28-hour bundle a 10-minute incident is otherwise a thin strip.
+    near = [r["ts"] for r in rows if r["rules"] and set(r["rules"].split(",")) & incident]
+    near += [m["ts"] for m in marks if m["rule"] in incident]
+    view = None
+    if near and (max(near) - min(near)) < (x1 - x0) * 0.5:
+        inc = [m for m in marks if m["rule"] in incident]
+        v0, v1, _ = _x_range(near, inc)
+        pad = max((v1 - v0) * 0.05, timedelta(seconds=MIN_SPAN_S / 4))
+        view = (max(x0, v0 - pad), min(x1, v1 + pad))
+        if view[1] > view[0]:  # labels laid out for the view; marks outside it keep their hover text
+            groups = [g for g in _groups([m for m in marks if view[0] <= m["ts"] <= view[1]], view[0],
+                                         (view[1] - view[0]).total_seconds())]
+        else:
+            view = None
 
     fig = go.Figure()
     for level in LEVELS:
@@ -200,11 +215,21 @@ def timeline_figure(report: Report, msg: Messages, max_marks: int, notes: list[s
         height=max(320, 150 + 24 * len(lanes)), hovermode="closest", dragmode="zoom",
         yaxis={"type": "category", "categoryorder": "array", "categoryarray": list(reversed(lanes)),
                "automargin": True, "range": [-0.7, len(lanes) - 0.3]},
-        xaxis={"title": {"text": msg("page.timeline.axis")}, "range": [plot_time(x0), plot_time(x1)],
+        xaxis={"title": {"text": msg("page.timeline.axis")},
+               "range": [plot_time(view[0]), plot_time(view[1])] if view else [plot_time(x0), plot_time(x1)],
                "hoverformat": "%Y-%m-%d %H:%M:%S.%L"},
         legend={"orientation": "h", "y": -0.18, "yanchor": "top"},
         shapes=shapes, annotations=annotations,
     )
+    if view:
+        spans = [("page.timeline.view_incident", view[0], view[1]), ("page.timeline.view_all", x0, x1)]
+        fig.update_layout(meta={"incident": [plot_time(view[0]), plot_time(view[1])],
+                                "whole": [plot_time(x0), plot_time(x1)]},
+                          updatemenus=[{"type": "buttons", "direction": "right", "showactive": True, "active": 0,
+                                        "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom",
+                                        "buttons": [{"label": msg(key), "method": "relayout",
+                                                     "args": [{"xaxis.range": [plot_time(a), plot_time(b)]}]}
+                                                    for key, a, b in spans]}])
     return fig
 
 
