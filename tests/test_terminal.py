@@ -81,7 +81,8 @@ def test_the_two_node_report_reads_well_at_80_columns():
     assert any("because of VER001" in line for line in listed)
     assert "←" not in text and "node node-" not in text
     # Evidence wraps under its own indent: the log text never starts at the left margin.
-    ev = lines.index("   Evidence:")
+    dev = next(i for i, line in enumerate(lines) if line.startswith("2. CRITICAL DEV010"))
+    ev = lines.index("   Evidence:", dev)
     block = lines[ev + 1: lines.index("", ev)]
     assert "two-node-aicore/node-1/plog/" in block[0] and all(line.startswith("     ") for line in block)
     assert any(line.startswith("         ") for line in block)

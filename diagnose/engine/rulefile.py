@@ -1,8 +1,6 @@
-"""Load and validate rule files. The rule format is documented in docs/writing-rules.md.
-
-A rule file is TOML: metadata (id, name, category, severity, sources, title, description, summary,
-remediation, references), one ``[match]`` table and ``[[test]]`` fixtures. Unknown fields are errors (a
-typo must not silently disable a check); every error names the file and the field.
+"""Load and validate rule files (docs/writing-rules.md): metadata, texts, one ``[match]`` table, cause links
+(engine/links.py) and ``[[test]]`` fixtures. Unknown fields are errors (a typo must not silently disable a
+check); every error names the file and the field.
 """
 
 from __future__ import annotations
