@@ -181,8 +181,13 @@ def check(report: dict, manifest: dict) -> dict:
     others = sorted(set(by_rule) - set(manifest["planted"]) - set(manifest["decoys"]))
     first = report["findings"][0]["rule_id"] if report["findings"] else None
     caused = {f["rule_id"]: f.get("caused_by") for f in report["findings"]}
+    order = [f["rule_id"] for f in report["findings"]]
     root = {"first": first, "expected": gen_bundle.ROOT_CAUSE["rule"],
-            "echoes": {e: caused.get(e) for e in gen_bundle.ROOT_CAUSE["echoes"]}}
+            "echoes": {e: caused.get(e) for e in gen_bundle.ROOT_CAUSE["echoes"]},
+            # each planted chain: linked (every consequence names the link before it) and its start ranked first
+            "chains": {" -> ".join(c): all(r in caused for r in c) and [caused[r] for r in c[1:]] == c[:-1]
+                       and [order.index(r) for r in c] == sorted(order.index(r) for r in c)
+                       for c in gen_bundle.CHAINS}}
     return {"planted": planted, "decoys": decoys, "other_findings": others, "root_cause": root,
             "all_found": all(v == "found" for v in planted.values()),
             "no_false_alarm": all(v == "quiet" for v in decoys.values())}

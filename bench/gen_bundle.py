@@ -44,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import genpool as P  # noqa: E402
 
-GEN_VERSION = 3  # bump when the output changes: cached bundles are keyed by (size, seed, version)
+GEN_VERSION = 4  # bump when the output changes: cached bundles are keyed by (size, seed, version)
 
 # Rule id -> what is planted and which nodes the finding must name.
 PLANTED = {
@@ -61,10 +61,22 @@ PLANTED = {
     "KV010": {"nodes": ["node-0"], "what": "MindIE LLM 'out of memory, need block' burst on node-0 (40% into the trial)"},
     "OPS001": {"nodes": ["node-0"], "what": "aclnnIndexPutImpl_IndexPutAiCpu_IndexPut on the AI CPU in node-0's profiler "
                "capture"},
+    "VER001": {"nodes": ["node-1"], "what": "node-1's npu-smi shows driver 24.1.rc2.2, node-0's 25.0.rc1.1"},
+    "PRF001": {"nodes": ["node-1"], "what": "rank 13 computes 1.7x the median in msprof-analyze's cluster step trace"},
+    "MOE002": {"nodes": ["node-1"], "what": "EPLB reports a current max/mean above 2.3 on node-1's terminal session from "
+               "78% on, before the MTP collapse"},
+    "QNT002": {"nodes": ["node-0"], "what": "node-0 restarted after the incident without --quantization: loaded as float"},
+    "MEM001": {"nodes": ["node-0"], "what": "the restart runs out of NPU memory in load_model on four workers"},
 }
 
-# The report should rank the planted cause first and attribute the echoes to it (JSON `caused_by`).
-ROOT_CAUSE = {"rule": "DEV010", "echoes": ["COMM003", "ENG001"]}
+# The cause chains the rules declare ([[causes]], [[caused_by]]): each chain's start ranks first among its chain,
+# every later link's JSON `caused_by` names the one before it, and the first chain's start is the first finding.
+CHAINS = [["VER001", "PRF001", "DEV010"],   # node-1's older driver -> rank 13 slow -> its MoE kernel times out
+          ["MOE002", "MTP001"],             # EPLB reports a hot rank on node-1 -> MTP acceptance collapses
+          ["QNT002", "MEM001"]]             # node-0 restarted as float (BF16) -> out of memory while loading
+
+# The report should rank the planted cause first and attribute the echoes to the failure (JSON `caused_by`).
+ROOT_CAUSE = {"rule": "VER001", "echoes": ["COMM003", "ENG001"], "failure": "DEV010"}
 
 # Rule id -> nodes where the rule's text appears only inside prompts or request bodies.
 DECOYS = {
@@ -235,6 +247,8 @@ class Server:
         self.decoys: list[dict] = []
         self.events: list = []
         self.hung = False
+        self.eplb: str | None = None  # "balanced" or "hot": EPLB imbalance lines (node-1's terminal session)
+        self.hot_reports = 0
 
     # formatting
     def proc_worker(self, dp: int, tp: int) -> str:
@@ -406,6 +420,14 @@ class Server:
                       f"Padded batch size {r.choice(CAPTURE[4:])} exceeds graph capture sizes, running this step eagerly.")
         if not self.hung:
             self.metrics(t1)
+        if self.eplb is not None and (t0 // US) % 60 < 10:  # vllm-ascend's EPLB worker, once a minute
+            hot = self.eplb == "hot"
+            self.hot_reports += hot
+            mean, mx = (1.31 + r.random() * 0.1, 2.3 + r.random() * 0.3) if hot else (1.02 + r.random() * 0.02, 1.08 + r.random() * 0.05)
+            dp = self.dps[0]
+            self.line(t0 + 8 * US, self.proc_worker(dp, 0), "INFO", "eplb_worker.py:318",
+                      f"[eplb/worker] Expert hotness imbalance, current: mean={mean:.3f} max={mx:.3f}, updated: "
+                      f"mean={1.03 + r.random() * 0.02:.3f} max={1.1 + r.random() * 0.04:.3f}")
         self.t = t1
         self.flush()
 
@@ -598,9 +620,11 @@ def gen_vllm(out: Path, seed: int, budget_plain: int, budget_tty: int, manifest:
         s.rate = 0.8
         tty_decoy = n == 0
         collapsed = 0
-        while s.bytes < per_tty or (s.spec_force and collapsed < 8):  # the collapse lasts 80 s at least
+        while s.bytes < per_tty or (n == 1 and collapsed < 8):  # the collapse lasts 80 s at least
             f = s.bytes / per_tty
-            if n == 1 and f >= 0.85:
+            if n == 1:  # EPLB reports balanced experts, then a hot rank from 78% on; acceptance collapses at 85%
+                s.eplb = "hot" if f >= 0.78 else "balanced"
+            if n == 1 and f >= 0.85 and s.hot_reports >= 2:  # the imbalance is reported before the collapse
                 s.spec_force = True
                 collapsed += 1
             if tty_decoy and f >= 0.5:
@@ -945,6 +969,12 @@ def gen_mindie(out: Path, seed: int, budget: int, manifest: dict) -> dict:
                 if rng.random() < 0.05:
                     heapq.heappush(done, (td - 5000, -req, srv(td - 5000, "WARN", "single_req_infer_interface_base.cpp:660",
                                    "endpoint", f"requestId: {rid} stream closed by client before finished")))
+                if rng.random() < 0.04:  # a client gone before its response: one line per request, by its ids
+                    conn = rng.randint(1000, 99999)
+                    heapq.heappush(done, (td + 2000, -req, srv(td + 2000, "ERROR", "http_handler.cpp:588", "endpoint",
+                                   f"Failed to send response, reqId: endpoint_common_{req}, connId: {conn}, ret: -32")))
+                    heapq.heappush(done, (td + 3000, -req, srv(td + 3000, "WARN", "endpoint_manager.cpp:233", "endpoint",
+                                   f"Connection {conn} closed by peer while reqId: endpoint_common_{req} was streaming")))
                 if req % 8 == 0:
                     llines.append(llm_cpp(t, "INFO", "llm_manager_impl.cpp:520",
                                           f"prefill batch size: {rng.randint(0, 8)}, decode batch size: {rng.randint(20, 120)}, "
@@ -1080,6 +1110,80 @@ def gen_profiler(out: Path, seed: int, budget: int) -> dict:
     return files
 
 
+# --- the cause chains -----------------------------------------------------------------------------------------------
+
+DRIVERS = ["25.0.rc1.1", "24.1.rc2.2"]  # node-1 runs the older driver
+
+
+def gen_chains(out: Path, seed: int, t_end: int) -> dict:
+    """What starts the planted cause chains (see CHAINS): each node's `npu-smi info` as collected after the crash
+    (node-1 on an older driver), msprof-analyze's cluster step trace of the decode capture (rank 13, on node-1,
+    is the slow rank) and node-0's restart after the incident without `--quantization ascend` (the W8A8 weights
+    created as BF16 run the NPUs out of memory while loading)."""
+    rng = random.Random(f"{seed}-chains")
+    files = {}
+    for n in range(NODES):
+        rel = f"node-{n}/npu-smi-info.txt"
+        rows = ["+------------------------------------------------------------------------------------------------+",
+                f"| npu-smi {DRIVERS[n]:<24} Version: {DRIVERS[n]:<53}|",
+                "+---------------------------+---------------+----------------------------------------------------+",
+                "| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|",
+                "| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |",
+                "+===========================+===============+====================================================+"]
+        for npu in range(8):
+            rows += [f"| {npu:<5} 910B2C              | OK            | {90 + rng.random() * 8:<11.1f} {35 + rng.randrange(5):<17} "
+                     f"0    / 0             |",
+                     f"| 0                         | 0000:{0x5A + npu * 0x10:02X}:00.0  | 0           0    / 0          "
+                     f"{3380 + rng.randrange(40):<4} / 65536         |",
+                     "+===========================+===============+====================================================+"]
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text("\n".join(rows) + "\n")
+        files[rel] = "npu-smi"
+    rel = "node-1/profiling/cluster_analysis_output/cluster_step_trace_time.csv"
+    head = ("Step,Type,Index,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,"
+            "Communication(Not Overlapped and Exclude Receive),Preparing")
+    rows = [head]
+    for rank in range(NODES * 8):
+        comp = 88_400.0 + rng.random() * 900 if rank == STUCK_RANK else 52_000.0 + rng.random() * 600
+        free = 1_180.0 + rng.random() * 80
+        wait = 2_300.0 + rng.random() * 200 if rank == STUCK_RANK else 88_900.0 - comp + rng.random() * 300
+        rows.append(f",rank,{rank},{comp:.1f},{wait:.1f},3305.0,{wait + 3305:.1f},{free:.1f},{comp + wait + free:.1f},0.0,{wait:.1f},0.0")
+    (out / rel).parent.mkdir(parents=True, exist_ok=True)
+    (out / rel).write_text("\n".join(rows) + "\n")
+    files[rel] = "profiler"
+    rel = "node-0/vllm/vllm-serve-20250723-restart.log"
+    t = t_end + 600 * US
+    api = "(APIServer pid=3301877)"
+    model = "/data/models/DeepSeek-R1-W8A8"
+    lines = [f"{api} INFO {vts(t)} [api_server.py:1839] vLLM API server version 0.11.0",
+             f"{api} INFO {vts(t)} [utils.py:233] non-default args: {{'model_tag': '{model}', 'host': '0.0.0.0', "
+             f"'port': 8000, 'model': '{model}', 'trust_remote_code': True, 'max_model_len': 32768, "
+             "'served_model_name': ['deepseek-r1'], 'data_parallel_size': 4, 'data_parallel_size_local': 2, "
+             "'tensor_parallel_size': 4, 'enable_expert_parallel': True, 'gpu_memory_utilization': 0.92}",
+             f'{api} INFO {vts(t + 3 * US)} [utils.py:88] No quantization signature detected from model files for "{model}". '
+             "The model will be loaded as float. To use a quantized model, pass '--quantization <method>' explicitly."]
+    t += 30 * US
+    for tp in range(TP):
+        w = f"(Worker_DP0_TP{tp}_EP{tp} pid={3302400 + tp * 9})"
+        lines.append(f"{w} INFO {vts(t)} [model_runner_v1.py:2301] Starting to load model {model}...")
+    t += 140 * US
+    loc = "multiproc_executor.py:585"
+    for tp in range(TP):
+        w = f"(Worker_DP0_TP{tp}_EP{tp} pid={3302400 + tp * 9}) ERROR {vts(t + tp * US)} [{loc}]"
+        used = 60.3 + rng.random() * 0.3
+        lines += [f"{w} WorkerProc failed to start.", f"{w} Traceback (most recent call last):",
+                  f'{w}   File "/vllm-workspace/vllm-ascend/vllm_ascend/worker/worker_v1.py", line 212, in load_model',
+                  f"{w}     self.model_runner.load_model()",
+                  f"{w} torch.OutOfMemoryError: NPU out of memory. Tried to allocate 224.00 MiB (NPU {tp}; 60.96 GiB total "
+                  f"capacity; {used:.2f} GiB already allocated; {used:.2f} GiB current active; {rng.randrange(12, 60)}.25 MiB "
+                  f"free; {used + 0.2:.2f} GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try "
+                  "setting max_split_size_mb to avoid fragmentation."]
+    lines.append(f"{api} ERROR {vts(t + 6 * US)} [core.py:719] EngineCore failed to start.")
+    (out / rel).write_text("\n".join(lines) + "\n")
+    files[rel] = "vllm"
+    return files
+
+
 # --- driver --------------------------------------------------------------------------------------------------------
 
 def generate(root: Path, size: int, seed: int = 1) -> dict:
@@ -1096,6 +1200,7 @@ def generate(root: Path, size: int, seed: int = 1) -> dict:
     manifest["files"].update(gen_cann(out, seed, budget["plog"], vl))
     manifest["files"].update(gen_mindie(out, seed, budget["mindie"], manifest))
     manifest["files"].update(gen_profiler(out, seed, budget["profiler"]))
+    manifest["files"].update(gen_chains(out, seed, vl["t_end"]))
     kinds: dict[str, int] = {}
     for rel, kind in manifest["files"].items():
         p = out / rel

@@ -192,16 +192,37 @@ class Template(Words):
 
 # `{name}`, `{name:.1f}`, and `{a|b}`: the first of the names that has a value (alternatives of one regex).
 FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\|[A-Za-z_][A-Za-z0-9_]*)*)(?::([^{}]*))?\}")
+# `[...]` holding a hole: an optional clause, said only when every hole in it has a value.
+OPTIONAL = re.compile(r"\[([^\[\]]*\{[^\[\]]*)\]")
+_UNKNOWN_TEXT = ("", "?", "None", "nan", "NaN", "null")
+
+
+def known(value: Any) -> bool:
+    """A value worth saying: not None, not NaN, not a placeholder a parser or a ``str()`` left behind."""
+    if value is None:
+        return False
+    if isinstance(value, float):
+        return value == value
+    if isinstance(value, str):
+        return value.strip() not in _UNKNOWN_TEXT
+    return True
+
+
+def _value(names: str, values: dict[str, Any]) -> Any:
+    return next((values[n] for n in names.split("|") if known(values.get(n))), None)
 
 
 def fill(template: str, values: dict[str, Any]) -> str:
     """Fill ``{name}`` and ``{name:.1f}`` from values. Only plain names: no attribute or index access, so a
-    user's template cannot reach into objects, and braces inside substituted log text stay as they are."""
+    user's template cannot reach into objects, and braces inside substituted log text stay as they are.
+
+    A value that is unknown (``known``) is never printed as ``?``, ``None`` or ``nan``: the optional clause
+    ``[...]`` around it is left out (``"fault kernel[: {kernel}]"``); outside one, the hole is left empty."""
 
     def one(m: re.Match) -> str:
-        value = next((values[n] for n in m.group(1).split("|") if values.get(n) is not None), None)
+        value = _value(m.group(1), values)
         if value is None:
-            return "?"
+            return ""
         spec = m.group(2)
         if spec:
             try:
@@ -212,7 +233,26 @@ def fill(template: str, values: dict[str, Any]) -> str:
             return f"{value:g}"
         return str(value)
 
+    def optional(m: re.Match) -> str:
+        inner = m.group(1)
+        if all(_value(h.group(1), values) is not None for h in FIELD.finditer(inner)):
+            return inner
+        return ""
+
+    for _ in range(4):  # nested clauses, the innermost first
+        done = OPTIONAL.sub(optional, template)
+        if done == template:
+            break
+        template = done
     return FIELD.sub(one, template)
+
+
+def unknown_holes(template: str, values: dict[str, Any]) -> list[str]:
+    """The holes outside optional clauses that have no value (a template that would print an empty hole)."""
+    outside = template
+    for _ in range(4):
+        outside = OPTIONAL.sub("", outside)
+    return [m.group(1) for m in FIELD.finditer(outside) if _value(m.group(1), values) is None]
 
 
 # Counted nouns of English texts: templates say "{count} events" and "{n} interval(s)"; a count of one reads

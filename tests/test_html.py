@@ -94,7 +94,7 @@ def test_two_node_failing_rank_errors_come_first_on_the_timeline(two_node: str):
     # the failing lane is drawn on top (plotly lists category axes bottom-up)
     assert tl["layout"]["yaxis"]["categoryarray"][-1] == "node-1 · rank 13"
     # root cause highlighted, findings with remediation and evidence file:line in the page
-    assert 'id="root-cause"' in two_node and "DEV010" in two_node.split('id="root-cause"')[1][:400]
+    assert 'id="root-cause"' in two_node and "VER001" in two_node.split('id="root-cause"')[1][:400]  # the chain's start
     assert "Rank 13 on node-1 failed first" in two_node
     assert "What to do" in two_node and "ASCEND_LAUNCH_BLOCKING=1" in two_node
     assert re.search(r"node-1/plog/plog-9501_\d+\.log:10:</span>", two_node)
@@ -280,3 +280,27 @@ def test_page_renders_in_headless_chromium(tmp_path: Path):
     assert "&lt;script&gt;document.title=" in dom
     console = [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln]
     assert not [ln for ln in console if re.search(r"error|Uncaught", ln, re.I)], console
+
+
+def test_a_healthy_page_has_no_root_cause_box_and_a_validation_page_has_its_table(tmp_path):
+    (tmp_path / "h").mkdir()
+    healthy = _page(tmp_path / "h", str(SAMPLES / "healthy"))
+    assert 'id="root-cause"' not in healthy and 'id="verdict"' in healthy and "No problem found" in healthy
+    assert 'class="finding first"' not in healthy
+    out = tmp_path / "v.html"
+    res = CliRunner().invoke(main, [str(SAMPLES / "validation-regression" / "run"), "--baseline",
+                                    str(SAMPLES / "validation-regression" / "baseline"), "--format", "html", "-o", str(out)])
+    assert res.exit_code == 1, res.output
+    page = out.read_text(encoding="utf-8")
+    table = page.split('id="comparison"')[1].split("</table>")[0]
+    assert "regressed" in table and 'class="regressed"' in table
+
+
+def test_the_timeline_opens_on_the_incident_with_the_whole_span_a_click_away(two_node: str):
+    tl = _figs(two_node)["timeline"]
+    layout = tl["layout"]
+    incident, whole = layout["meta"]["incident"], layout["meta"]["whole"]
+    assert layout["xaxis"]["range"] == incident and whole[0] < incident[0]
+    buttons = layout["updatemenus"][0]["buttons"]
+    assert [b["args"][0]["xaxis.range"] for b in buttons] == [incident, whole]
+    assert "Led to:" in two_node.split('id="root-cause"')[1].split("</div></div>")[0]

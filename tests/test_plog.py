@@ -278,10 +278,13 @@ def test_sample_reads_every_file(sample_report):
     assert not sample_report["errors"]
 
 
-def test_sample_first_finding_is_the_aicore_timeout_on_rank_13(sample_report):
-    first = sample_report["findings"][0]
+def test_sample_chain_starts_at_the_older_driver_then_the_aicore_timeout_on_rank_13(sample_report):
+    # node-1 runs an older driver (VER001 declares that it can cause DEV010 on the same node): the chain's
+    # start leads, and the first failing rank's finding follows it, pointing at it.
+    start, first = sample_report["findings"][:2]
+    assert start["rule_id"] == "VER001" and start["nodes"] == ["node-1"] and start["caused_by"] is None
     assert first["rule_id"] == "DEV010"
-    assert first["caused_by"] is None
+    assert first["caused_by"] == "VER001"
     assert first["summary"].startswith("Rank 13 on node-1 failed first at 2026-03-15 03:10:31.338; 14 ranks timed out")
     assert "MoeDistributeDispatchV2_ND_ND_BF16_INT8_high_performance_2000001002" in first["summary"]
     assert "10.0.0.12/5" in first["summary"]

@@ -71,14 +71,18 @@ def test_80_columns_titles_whole_severity_whole_nothing_wider(sample):
 def test_the_two_node_report_reads_well_at_80_columns():
     text = invoke(str(SAMPLES / "two-node-aicore"), env={"COLUMNS": "80"}).stdout
     lines = text.splitlines()
-    assert lines[0].startswith("Root cause: AI Core kernel timeout on an NPU (507014, retCode 0x25) (DEV010)")
+    # node-1's older driver starts the chain that ends in the AI Core timeout (VER001 declares it causes DEV010).
+    assert lines[0].startswith("Root cause: Ascend driver version differs between nodes (VER001) on node-1")
     assert lines.index("Findings (6)") < 6  # the verdict and the list come before any detail
     listed = finding_list(text, 6)
-    assert listed[0].split()[:3] == ["1", "CRITICAL", "DEV010"]
+    assert listed[0].split()[:3] == ["1", "ERROR", "VER001"]
+    assert [line for line in listed if line.split()[:1] == ["2"]][0].split()[:3] == ["2", "CRITICAL", "DEV010"]
     assert any("because of DEV010" in line for line in listed)  # the cause in the list, not "← DEV010"
+    assert any("because of VER001" in line for line in listed)
     assert "←" not in text and "node node-" not in text
     # Evidence wraps under its own indent: the log text never starts at the left margin.
-    ev = lines.index("   Evidence:")
+    dev = next(i for i, line in enumerate(lines) if line.startswith("2. CRITICAL DEV010"))
+    ev = lines.index("   Evidence:", dev)
     block = lines[ev + 1: lines.index("", ev)]
     assert "two-node-aicore/node-1/plog/" in block[0] and all(line.startswith("     ") for line in block)
     assert any(line.startswith("         ") for line in block)

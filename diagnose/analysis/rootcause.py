@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 
 import polars as pl
 
+from diagnose.analysis.chains import chain_start
 from diagnose.messages import Joined, Phrase, Words
 from diagnose.model import SEVERITY_RANK, Evidence, Finding
 
@@ -171,11 +172,14 @@ def _synthetic(summary: Words, facts: dict, echo: pl.DataFrame, root: dict | Non
 
 
 def _reorder(findings: list[Finding], top: Finding) -> list[Finding]:
-    rest = [f for f in findings if f is not top]
+    """``top`` first, after what a declared chain says led to it (a driver mismatch before the rank it made
+    slow: diagnose/analysis/chains.py); the echoes point at ``top``."""
+    lead = chain_start(findings, top)
+    rest = [f for f in findings if not any(f is x for x in lead)]
     for f in rest:
-        if f.consequence:
+        if f.consequence and not f.linked:
             f.caused_by = top.rule_id
-    return [top] + rest
+    return lead + rest
 
 
 def _who(root: dict) -> Phrase:

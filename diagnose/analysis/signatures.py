@@ -93,16 +93,22 @@ def _blocks(frame: pl.DataFrame) -> pl.Expr:
     return (gap.fill_null(True) | far.fill_null(True)).cast(pl.Int32).cum_sum().over("file")
 
 
-def unrecognised(records: pl.DataFrame, keys: pl.DataFrame, top: int | None = TOP_N) -> tuple[list[Signature], int]:
-    """Signatures of the candidate records outside ``keys`` (explained (file, event)), the top ``top`` of them,
-    and how many more signatures there are."""
+def unexplained(records: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
+    """The candidate records outside ``keys`` (explained (file, event)) and the blocks they share: what the
+    signatures group (bench/signature_groups.py compares groupings on it)."""
     frame = candidates(records)
     if frame.height == 0:
-        return [], 0
+        return frame
     frame = frame.join(keys.with_columns(_ex=pl.lit(True)), on=["file", "event"], how="left")
     frame = frame.with_columns(_ex=pl.col("_ex").fill_null(False)).sort(["file", "line"])
     frame = frame.with_columns(_block=_blocks(frame))
-    frame = frame.filter(~pl.col("_ex").any().over(["file", "_block"]))
+    return frame.filter(~pl.col("_ex").any().over(["file", "_block"]))
+
+
+def unrecognised(records: pl.DataFrame, keys: pl.DataFrame, top: int | None = TOP_N) -> tuple[list[Signature], int]:
+    """Signatures of the candidate records outside ``keys`` (explained (file, event)), the top ``top`` of them,
+    and how many more signatures there are."""
+    frame = unexplained(records, keys)
     if frame.height == 0:
         return [], 0
     # Each distinct message is masked once (129,000 candidates of the benchmark bundle hold 21,000).

@@ -38,6 +38,17 @@ def rule_markdown(rule: Rule, lang: str = "en", heading: str = "#") -> str:
         parts += [f"{'中文' if other == 'zh' else 'English'}: {rule.title[other]}", ""]
     if rule.consequence:
         parts += ["This finding is usually a consequence of another one; it is ranked after its cause.", ""]
+    if rule.links:  # [[causes]] and [[caused_by]] (diagnose/engine/links.py): ranking follows them
+        def cond(link) -> str:
+            said = [] if link.place == "any" else [f"same {link.place}"]
+            if link.within is not None:
+                said.append(f"within {link.within:g} s")
+            return f" ({', '.join(said)})" if said else ""
+
+        leads = [f"`{k.effect}`{cond(k)}" for k in rule.links if k.cause == rule.id]
+        after = [f"`{k.cause}`{cond(k)}" for k in rule.links if k.effect == rule.id]
+        said = (["can lead to " + ", ".join(leads)] if leads else []) + (["can follow " + ", ".join(after)] if after else [])
+        parts += ["**Cause chain**: " + "; ".join(said) + ".", ""]
     if rule.description:
         parts += [rule.text("description", lang).strip(), ""]
     parts += ["**Match**", "", *_match_lines(rule), ""]

@@ -1,8 +1,6 @@
-"""Load and validate rule files. The rule format is documented in docs/writing-rules.md.
-
-A rule file is TOML: metadata (id, name, category, severity, sources, title, description, summary,
-remediation, references), one ``[match]`` table and ``[[test]]`` fixtures. Unknown fields are errors (a
-typo must not silently disable a check); every error names the file and the field.
+"""Load and validate rule files (docs/writing-rules.md): metadata, texts, one ``[match]`` table, cause links
+(engine/links.py) and ``[[test]]`` fixtures. Unknown fields are errors (a typo must not silently disable a
+check); every error names the file and the field.
 """
 
 from __future__ import annotations
@@ -16,9 +14,10 @@ from typing import Any
 import polars as pl
 
 from diagnose.cache import parsed_tomls
+from diagnose.engine.links import LINK_KEYS, check_links, links_of
 from diagnose.engine.match import ACROSS, LEVELS, SCOPES, SELECTOR_FIELDS, WITHIN, Match
 from diagnose.engine.match_kinds import KINDS, SCHEMA, match_from
-from diagnose.model import CATEGORIES, SEVERITIES, RuleInfo, Threshold
+from diagnose.model import CATEGORIES, SEVERITIES, CauseLink, RuleInfo, Threshold
 
 LANGS = ("en", "zh")
 CODES_DIR = "codes"
@@ -26,7 +25,7 @@ MATCH_KINDS = tuple(SCHEMA)
 
 _TOP_FIELDS = {
     "id", "name", "category", "severity", "sources", "title", "description", "summary", "remediation",
-    "references", "match", "test", "consequence", "aliases", "tags",
+    "references", "match", "test", "consequence", "aliases", "tags", *LINK_KEYS,
 }
 _TEST_FIELDS = {"name", "log", "file", "kind", "path", "fires", "lines", "summary_contains"}
 _ID = re.compile(r"^[A-Z][A-Z0-9]*-?\d{3}$")
@@ -72,6 +71,7 @@ class Rule:
     consequence: bool = False
     aliases: list[str] = field(default_factory=list)
     path: str = ""
+    links: list[CauseLink] = field(default_factory=list)  # [[causes]] and [[caused_by]] (engine/links.py)
 
     def text(self, what: str, lang: str) -> str:
         table = getattr(self, what)
@@ -279,6 +279,7 @@ def rule_from_dict(data: dict, sp: str, folder: Path | None = None, check_patter
         ck.fail("references", "must be a list of strings")
     if "match" in data:
         ck.match(data["match"])
+    check_links(data, ck.fail, lambda v, where: duration_seconds(v, sp, where))
     texts = {key: ck.lang_table(data, key, key in ("title", "remediation"))
              for key in ("title", "description", "summary", "remediation")}
     # The fixtures are checked with the rest, so a broken file lists its test problems too.
@@ -302,6 +303,7 @@ def rule_from_dict(data: dict, sp: str, folder: Path | None = None, check_patter
         consequence=bool(data.get("consequence", False)),
         aliases=list(data.get("aliases", [])),
         path=sp,
+        links=links_of(rid, data, lambda v, where: duration_seconds(v, sp, where)),
     )
     rule.tests = tests
     return rule

@@ -22,9 +22,15 @@ MASKS: list[tuple[str, str, str]] = [
     ("ip", r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b", "<IP>"),
     ("port", r"<IP>:\d+\b", "<IP>:<PORT>"),
     ("port", r"(?i)\b(port)(\s*[:=\[(]\s*|\s+)\d+", "${1}${2}<PORT>"),
+    # Request, connection and endpoint ids: one line per request (MindIE's `reqId: endpoint_common_123`) must
+    # make one signature, not one per request. Keyed (`reqId: X`, `connId=X`, `stream_id=X`), then by shape.
+    ("id", r"(?i)\b((?:req(?:uest)?|conn(?:ection)?|session|endpoint|client|stream|seq(?:uence)?|trace|span|task)"
+           r"[ _-]?id)(\s*[:=#]\s*|\s+)[\w.:-]*\w", "${1}${2}<ID>"),
+    ("id", r"\b(?:endpoint|conn(?:ection)?|session|req(?:uest)?|stream|client)(?:_[A-Za-z]+)*_\d+\b", "<ID>"),
     ("path", r"(^|[\s\"'=(\[,:])/[\w.@+~-]+(?:/[\w.@+~-]+)+/?", "${1}<PATH>"),
     ("path", r"\b(?:[\w.-]+/)+[\w-]+\.[A-Za-z]\w*(?::\d+)?", "<PATH>"),
     ("size", r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes|B)\b", "<SIZE>"),
+    ("duration", r"\b\d+(?:\.\d+)?\s?(?:ms|us|ns|sec|s|min)\b", "<DUR>"),
     ("hex", r"\b0[xX][0-9a-fA-F]+\b", "<HEX>"),
     ("hex", r"\b(?:\d+[a-fA-F]|[a-fA-F]+\d)[0-9a-fA-F]{6,}\b", "<HEX>"),
     ("pid", r"(?i)\b(pid|tid|thread(?:[ _]?id)?)(\s*[:=\[(#]\s*|\s+)\d+", "${1}${2}<PID>"),
@@ -41,6 +47,8 @@ TOKEN_PATTERNS = {
     "<REQ>": r"[\w-]+",
     "<IP>": r"\d{1,3}(?:\.\d{1,3}){3}",
     "<PORT>": r"\d+",
+    "<ID>": r"[\w.:-]+",
+    "<DUR>": r"\d+(?:\.\d+)?\s?(?:ms|us|ns|sec|s|min)",
     "<PATH>": r"\S+",
     "<SIZE>": r"\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes|B)",
     "<HEX>": r"(?:0[xX])?[0-9a-fA-F]+",

@@ -2,7 +2,7 @@
 (``series``), findings and rule information (``findings``), the inputs (``inputs``) and the report (``report``).
 Everything crossing a room is one of these types; the JSON schema in docs/schemas.md is generated from them."""
 
-from diagnose.model.findings import Evidence, Finding, RuleInfo, SourceSite, Threshold
+from diagnose.model.findings import PLACES, CauseLink, Evidence, Finding, RuleInfo, SourceSite, Threshold
 from diagnose.model.frames import (
     CATEGORIES, RECORD_SCHEMA, SEVERITIES, SEVERITY_RANK, SIGNAL_SCHEMA, compact_strings, conform_records,
     conform_signals, empty_records, empty_signals,
@@ -15,7 +15,7 @@ from diagnose.model.report import (
 )
 
 __all__ = [
-    "BY_DESIGN", "CATEGORIES", "RECORD_SCHEMA", "SEVERITIES", "SEVERITY_RANK", "SIGNAL_SCHEMA", "UNSET", "Clean",
+    "BY_DESIGN", "CATEGORIES", "PLACES", "CauseLink", "RECORD_SCHEMA", "SEVERITIES", "SEVERITY_RANK", "SIGNAL_SCHEMA", "UNSET", "Clean",
     "Comparison", "Coverage", "Document", "Evidence", "Example", "Finding", "InputFile", "NoKnownCause",
     "NothingAnalysed", "Notes", "Report", "RootCause", "RuleInfo", "Signature", "Skipped", "SourceSite", "Status", "Suppressed",
     "SuppressedFinding", "SuppressedSignature", "Threshold", "Unexplained", "Unread", "Verdict", "builtins", "compact_strings",

@@ -62,8 +62,9 @@ class Finding(msgspec.Struct):
     consequence: bool = False  # the rule describes an echo of another failure (engine death, timeouts)
     facts: dict[str, Any] = msgspec.field(default_factory=dict)  # the values behind the summary
     generic: bool = False  # says only the family of a failure (an unlisted or "inner error" code): ranked after specific ones
+    linked: bool = False  # ``caused_by`` follows a cause link a rule declares (diagnose/analysis/chains.py)
 
-    INTERNAL: ClassVar[tuple[str, ...]] = ("consequence", "facts", "generic")
+    INTERNAL: ClassVar[tuple[str, ...]] = ("consequence", "facts", "generic", "linked")
 
     def short_where(self, sep: str = ",") -> str:
         """A few nodes and ranks for a table cell (``node-0,node-1 rank 0,8,13``); empty when unknown."""
@@ -73,6 +74,22 @@ class Finding(msgspec.Struct):
         if self.ranks:
             parts.append("rank " + ",".join(map(str, self.ranks[:4])) + ("…" if len(self.ranks) > 4 else ""))
         return " ".join(parts)
+
+
+PLACES = ("any", "node", "rank")  # where a cause and its consequence must have been seen
+
+
+class CauseLink(msgspec.Struct, frozen=True):
+    """A rule's declaration that the finding of rule ``cause`` can lead to the finding of rule ``effect``
+    (``[[causes]]`` and ``[[caused_by]]`` in a rule file): ranking follows it when both fired and the
+    conditions hold. ``place``: ``node`` (seen on a common node), ``rank`` (a common node and rank), ``any``;
+    ``within``: the consequence began at most this many seconds after the cause was last seen (None: no bound).
+    A finding without times or places (a version read from ``npu-smi``, a profile) meets those conditions."""
+
+    cause: str
+    effect: str
+    place: str = "any"
+    within: float | None = None
 
 
 class Threshold(msgspec.Struct, frozen=True):

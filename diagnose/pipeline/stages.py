@@ -223,7 +223,7 @@ def _silence(run: Run) -> None:
 
 
 def _rank(run: Run) -> None:
-    run.findings = rank_findings(run.findings)
+    run.findings = rank_findings(run.findings, [link for rule in run.rules for link in rule.links])
 
 
 def _root_cause(run: Run) -> None:

@@ -1,4 +1,4 @@
-"""The comparison table of a validation run, for the text and Markdown reports."""
+"""The comparison table of a validation run, for the text and Markdown reports and the incident page."""
 
 from __future__ import annotations
 
@@ -85,3 +85,20 @@ def comparison_table(report, lang: str = "en"):
     for r, cells in zip(rows, table_cells(rows, msg)):
         table.add_row(*cells[:5], Text(cells[5], style=style.get(r.verdict, "")))
     return table
+
+
+def comparison_html(report, msg: Messages) -> str:
+    """The comparison table for the incident page ('' when the report has none): the VAL findings say "see
+    the comparison table", so the page holds it too."""
+    import html
+
+    rows = getattr(report, "comparisons", None) or []
+    if not rows:
+        return ""
+    e = lambda text: html.escape(str(text), quote=True)  # noqa: E731
+    out = [f"<h2 id=\"comparison\">{e(_title(rows, msg))}</h2><table class=\"comparison\"><tr>"
+           + "".join(f"<th>{e(h)}</th>" for h in _head(msg)) + "</tr>"]
+    for r, cells in zip(rows, table_cells(rows, msg)):
+        mark = " class=\"regressed\"" if r.verdict == "regressed" else ""
+        out.append(f"<tr{mark} data-verdict=\"{e(r.verdict)}\">" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
+    return "".join(out) + "</table>"

@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from diagnose.report.comparison import comparison_html
 from diagnose.report.coverage_lines import coverage_lines
 from diagnose.messages import messages
-from diagnose.model import Report, Status
+from diagnose.model import Report, RootCause, Status
 from diagnose.report.page import sections
 from diagnose.report.page.curves import curve_figures, downsample, thresholds
 from diagnose.report.page.kit import ERROR_HOOK, LOADED_MARK, MONO, e, font_stack, plot_config, plot_font, plotly_locale, script_json
@@ -48,6 +49,7 @@ overflow-x:auto;white-space:pre-wrap;word-break:break-all}
 .ev .loc{color:#777}
 .note{background:#f4f4ff;border-left:4px solid #88a;padding:6px 10px;margin:6px 0;font-size:.9em}
 .plot{margin:12px 0}
+tr.regressed td{color:#b00;font-weight:600}
 """
 
 # Draws every figure from its JSON block; registers plotly's words in the page's language first.
@@ -108,12 +110,17 @@ def render(report: Report, lang: str = "en", catalog=None, max_points: int = 150
               f"<div class=\"meta\" id=\"subtitle\">{e(msg('page.subtitle', files=len(report.inputs), lines=lines, skipped=len(report.skipped), findings=len(findings)))}</div>"]
     # A run that analysed nothing, or not every input, says so first (diagnose/analysis/coverage.py).
     parts += [f"<div class=\"note\" id=\"coverage\">{e(t)}</div>" for _, t in coverage_lines(report, msg, 10)]
-    if findings:
-        parts += [sections.root_box(report, msg), sections.findings_table(findings, msg)]
+    # The root-cause box only when the verdict names one: a healthy run's informational notes are no cause.
+    rooted = isinstance(report.verdict, RootCause) and bool(findings)
+    if rooted:
+        parts.append(sections.root_box(report, msg))
     elif report.status != Status.NOTHING:  # the coverage note said it
         verdict = msg.say(report.verdict.text) if report.verdict is not None else msg("page.none")
         parts.append(f"<p id=\"verdict\">{e(verdict)}</p>")
-    details = [sections.finding_details(i, f, max_evidence, notes, msg) for i, f in enumerate(findings, 1)]
+    if findings:
+        parts.append(sections.findings_table(findings, msg))
+    parts.append(comparison_html(report, msg))
+    details = [sections.finding_details(i, f, max_evidence, notes, msg, root=rooted) for i, f in enumerate(findings, 1)]
     if notes:
         parts.append(f"<h2>{e(msg('page.left'))}</h2>" + "".join(f"<div class=\"note\">{e(n)}</div>" for n in notes))
     if "timeline" in plot_html:

@@ -1,6 +1,12 @@
 """The ``threshold`` match kind: a signal beyond a threshold for ``samples`` consecutive samples (lasting
 ``sustained`` when given), with ``also`` conditions on other signals of the same line and engine and an
-optional ``rising`` one; on a short excerpt, at a lower severity (see EXCERPT_MAX)."""
+optional ``rising`` one; on a short excerpt, at a lower severity (see EXCERPT_MAX). Without ``above`` and
+``below`` it is a measurement: every sample counts, and the page draws no threshold line.
+
+A summary says representative numbers, never one extreme sample alone: ``{median}``, ``{min}``, ``{max}`` of the
+samples that fired, and with ``stretch_below``/``stretch_above`` the share of all samples beyond that value
+(``{beyond_pct}``) and the worst stretch of them in a row (``{stretch_samples}``, ``{stretch_duration}``,
+``{stretch_engine}``; unknown when there is none, so its optional clause is left out)."""
 
 from __future__ import annotations
 
@@ -23,7 +29,9 @@ FIELDS = {"signal": ("str", "the signal (required)"),
           "also": ("selectors", "conditions on other signals of the same line and engine"),
           "rising": ("str", "an `also` signal that must rise over the run"),
           "sources": ("sources", "source kinds (default: the rule's)"),
-          "engine_regex": ("regex", "only engines whose name matches")}
+          "engine_regex": ("regex", "only engines whose name matches"),
+          "stretch_below": ("number", "also say how long the signal stayed below this value (summary facts)"),
+          "stretch_above": ("number", "also say how long the signal stayed above this value (summary facts)")}
 
 # A short excerpt: an engine with at most this many samples of a signal in a file (a pasted handful of metric
 # lines, not hours of a log). A rule that needs a sustained run (samples, sustained, rising) fires on such an
@@ -43,6 +51,8 @@ class ThresholdMatch(Match):
     rising: str | None = None
     signal_sources: tuple[str, ...] | None = None
     engine_regex: str | None = None
+    stretch_below: float | None = None
+    stretch_above: float | None = None
 
     kind = "threshold"
 
@@ -69,14 +79,17 @@ def build(raw: dict[str, Any], table: dict[str, Any], seconds) -> ThresholdMatch
         sustained_s=seconds(table["sustained"], "match.sustained") if "sustained" in table else None,
         also=tuple(selector_from(a) for a in table.get("also", [])), rising=table.get("rising"),
         signal_sources=None if sources is None else tuple(sources), engine_regex=table.get("engine_regex"),
+        stretch_below=table.get("stretch_below"), stretch_above=table.get("stretch_above"),
     )
 
 
 def check(table: dict[str, Any]):
     if "signal" not in table:
         yield "match.signal", "missing"
-    if ("above" in table) == ("below" in table):
-        yield "match", "give exactly one of `above` or `below`"
+    if "above" in table and "below" in table:
+        yield "match", "give one of `above` or `below` (or neither: a measurement of every sample)"
+    if "stretch_below" in table and "stretch_above" in table:
+        yield "match", "give one of `stretch_below` or `stretch_above`"
 
 
 def evaluate(m: ThresholdMatch, sources, ctx: Context) -> list[Hit]:
@@ -159,8 +172,11 @@ def match_threshold(m: ThresholdMatch, records: pl.DataFrame, signals: pl.DataFr
     hits = _hits_at(frame, ev_keys)
     all_samples = frame.filter(pl.col("_ok")).join(runs.select(group + ["_run"]), on=group + ["_run"], how="semi", nulls_equal=True)
     duration = (worst["end"] - worst["start"]) if worst["end"] and worst["start"] else None
+    measured = m.above is None and m.below is None
+    values = all_samples["value"]
     facts = {
-        "value": worst["vmax"] if above else worst["vmin"],
+        "value": values.median() if measured else worst["vmax"] if above else worst["vmin"],
+        "median": values.median(), "min": values.min(), "max": values.max(),
         "threshold": m.above if above else m.below,
         "samples": worst["n"],
         "duration": _fmt_duration(duration),
@@ -172,6 +188,7 @@ def match_threshold(m: ThresholdMatch, records: pl.DataFrame, signals: pl.DataFr
         facts[f"{name}_first"] = worst[f"{name}_first"]
         facts[f"{name}_max"] = worst[f"{name}_max"]
         facts[f"{name}_last"] = worst[f"{name}_last"]
+    facts.update(_stretch(frame, group, m.stretch_below, m.stretch_above))
     span = all_samples.select(pl.col("ts").min().alias("a"), pl.col("ts").max().alias("b")).row(0)
     hits = hits.with_columns(_first=pl.lit(span[0], pl.Datetime("us")), _last=pl.lit(span[1], pl.Datetime("us")))
     overrides: dict[str, Any] = {}
@@ -180,6 +197,26 @@ def match_threshold(m: ThresholdMatch, records: pl.DataFrame, signals: pl.DataFr
         if weak or excerpt < SHORT_MIN:
             overrides["severity"] = "info"
     return Hit(hits, all_samples.height, facts, overrides)
+
+
+def _stretch(frame: pl.DataFrame, group: list[str], below: float | None, above: float | None) -> dict[str, Any]:
+    """The share of every sample beyond ``below``/``above`` and the longest stretch of them in a row."""
+    if below is None and above is None:
+        return {}
+    beyond = (pl.col("value") < below) if below is not None else (pl.col("value") > above)
+    f = frame.with_columns(_b=beyond.fill_null(False)).with_columns(
+        _r=(pl.col("_b") != pl.col("_b").shift(1)).fill_null(True).cast(pl.Int32).cum_sum().over(group))
+    facts: dict[str, Any] = {"stretch_limit": below if below is not None else above,
+                             "beyond_pct": 100.0 * f["_b"].sum() / max(f.height, 1),
+                             "stretch_samples": None, "stretch_duration": None, "stretch_engine": None}
+    runs = f.filter(pl.col("_b")).group_by(group + ["_r"]).agg(
+        n=pl.len(), a=pl.col("ts").min(), b=pl.col("ts").max(), first=pl.col("line").min())
+    if runs.height:
+        best = runs.sort(["n", "first"], descending=[True, False]).row(0, named=True)
+        span = (best["b"] - best["a"]) if best["a"] and best["b"] else None
+        facts.update(stretch_samples=best["n"], stretch_duration=_fmt_duration(span) if span else None,
+                     stretch_engine=best["engine"])
+    return facts
 
 
 def _cond_on(col: str, sel: Selector) -> pl.Expr:
@@ -206,9 +243,9 @@ def _hits_at(frame: pl.DataFrame, keys: list[tuple[str, int]]) -> pl.DataFrame:
     )
 
 
-def _fmt_duration(d: timedelta | None) -> str:
+def _fmt_duration(d: timedelta | None) -> str | None:
     if d is None:
-        return "?"
+        return None  # unknown: the summary leaves its clause out
     s = int(d.total_seconds())
     if s < 120:
         return f"{s}s"

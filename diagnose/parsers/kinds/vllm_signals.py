@@ -155,6 +155,8 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
         )
     for name, pattern in _TEXT_PATTERNS:
         text = pl.col("message").str.extract(dfa_safe(pattern), 1)
+        if name == "quantization":  # `quantization=None`: started without a method; said as `none`, not Python's None
+            text = pl.when(text == "None").then(pl.lit("none")).otherwise(text)
         other.append(families["other"].select(*_keys(), signal=pl.lit(name), value=pl.lit(None, pl.Float64), text=text))
     positions = _per_position(families["spec"])
     found = pl.col("value").is_not_null() & pl.col("value").is_not_nan() | pl.col("text").is_not_null()

@@ -82,7 +82,7 @@ def curve_figures(report: Report, ths: dict[str, list[dict]], findings: list[Fin
     listed = {s for p in report.panels for s in p[2]}
     for sig, lines in sorted(ths.items()):
         if sig in present and sig not in listed and any(t["rule"] in fired for t in lines):
-            panels.append((sig, "", (sig,)))  # the signal's name is its title (an identifier, in every language)
+            panels.append((sig, "", (sig,)))  # titled by the finding that fired on it (below)
     figs = []
     cut = 0
     for title, unit, sigs in panels:
@@ -125,7 +125,10 @@ def curve_figures(report: Report, ths: dict[str, list[dict]], findings: list[Fin
                           "op": th["op"], "fired": th["fired"]},
                     line={"color": color, "dash": "dash", "width": 2}, hoverinfo="name",
                 ))
-        shown = msg.get(f"panel.{sigs[0]}", title)
+        # A panel the kinds do not declare reads as the title of the finding whose threshold it shows, not as
+        # a raw signal name.
+        by_rule = next((f for t in ths.get(sigs[0], []) for f in findings if f.rule_id == t["rule"]), None)
+        shown = msg.get(f"panel.{sigs[0]}", msg.say(by_rule.title) if by_rule is not None else title)
         fig.update_layout(title={"text": e(shown)}, height=340, hovermode="x unified",
                           yaxis={"title": {"text": e(msg.get(f"unit.{unit}", unit))},
                                  "range": y_range(unit, ymin, ymax, drawn)},

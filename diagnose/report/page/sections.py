@@ -33,6 +33,14 @@ def root_box(report: Report, msg: Messages) -> str:
     elif f.evidence:  # no time: point at the line instead
         located.append(e(msg("page.see_line", file=f.evidence[0].file, line=f.evidence[0].line)))
     located.append(f"<a href=\"#finding-1\">{e(msg('page.more'))}</a>")
+    # What the root cause led to, by the cause links rules declare (diagnose/analysis/chains.py).
+    chain, ids = [], {f.rule_id}
+    for i, g in enumerate(report.findings[1:], 2):
+        if g.linked and g.caused_by in ids:
+            ids.add(g.rule_id)
+            chain.append(f"<a href=\"#finding-{i}\">{e(g.rule_id)}</a> {inline(msg.say(g.title))}")
+    if chain:
+        located.append(e(msg("page.led_to", chain="\u0000")).replace("\u0000", " → ".join(chain)))
     return (f"<div class=\"root\" id=\"root-cause\"><h2>{e(msg('page.root'))}: {sev(f.severity, msg)} "
             f"{e(f.rule_id)} {inline(msg.say(f.title))}</h2><p class=\"summary\">{inline(msg.say(f.summary))}</p>"
             f"<div class=\"meta\">{_meta(located)}</div></div>")
@@ -51,13 +59,13 @@ def findings_table(findings: list[Finding], msg: Messages) -> str:
     return "\n".join(out)
 
 
-def finding_details(i: int, f: Finding, max_evidence: int, notes: list[str], msg: Messages) -> str:
+def finding_details(i: int, f: Finding, max_evidence: int, notes: list[str], msg: Messages, root: bool = True) -> str:
     meta = [e(msg.category(f.category)), e(msg("page.times", n=f.count)), e(where(f))]
     if f.first_seen is not None:
         meta.append(e(msg("page.first_seen", when=fmt_time(f.first_seen))))
     if f.last_seen is not None and f.last_seen != f.first_seen:
         meta.append(e(msg("page.last_seen", when=fmt_time(f.last_seen))))
-    out = [f"<div class=\"finding{' first' if i == 1 else ''}\" id=\"finding-{i}\">",
+    out = [f"<div class=\"finding{' first' if i == 1 and root else ''}\" id=\"finding-{i}\">",
            f"<h3>{i}. {sev(f.severity, msg)} {e(f.rule_id)} {e(f.name)}: {inline(msg.say(f.title))}</h3>",
            f"<div class=\"meta\">{_meta(meta)}</div>",
            f"<p class=\"summary\">{inline(msg.say(f.summary))}</p>"]

@@ -111,20 +111,27 @@ def timeline_figure(report: Report, msg: Messages, max_marks: int, notes: list[s
     for r in rows:
         r["rules"] = ",".join(dict.fromkeys(rules_at.get((r["file"], r["line"]), [])))
         where[(r["file"], r["line"])] = r["lane"]
+    # The root cause's chain (diagnose/analysis/chains.py): its start may have no time (a driver version), so
+    # the star marks the chain's first dated finding (the kernel timeout it led to).
+    chain = [findings[0]] if findings else []
+    for f in findings[1:]:
+        if f.linked and f.caused_by in {c.rule_id for c in chain}:
+            chain.append(f)
+    star = next((f for f in chain if f.first_seen is not None), None)
     marks = []  # findings: at first_seen, on the lane of their first dated evidence line
     for i, f in enumerate(findings):
         if f.first_seen is None:
             continue
         lane = next((where[(ev.file, ev.line)] for ev in f.evidence if (ev.file, ev.line) in where), None)
         marks.append({"i": i, "f": f, "rule": f.rule_id, "lane": lane or finding_lane(f.nodes, f.ranks, msg),
-                      "ts": f.first_seen, "root": i == 0})
+                      "ts": f.first_seen, "root": f is star})
     if not rows and not marks:
         return None
     # Lane order: first the lanes with evidence of the incident (the root cause and the findings caused by
     # it), by their earliest such mark, so the lane that failed first is on top; then lanes with evidence of
     # other warning+ findings; then the rest by their first warning/error (background noise sinks).
-    root_id = findings[0].rule_id if findings else None
-    incident = {f.rule_id for f in findings if root_id in (f.rule_id, f.caused_by)}
+    roots = {f.rule_id for f in chain}
+    incident = {f.rule_id for f in findings if f.rule_id in roots or f.caused_by in roots}
     serious = {f.rule_id for f in findings if f.severity != "info"}
 
     def tier(rules: set[str]) -> int:
@@ -139,6 +146,21 @@ def timeline_figure(report: Report, msg: Messages, max_marks: int, notes: list[s
         first[m["lane"]] = min(first.get(m["lane"], key), key)
     lanes = lane_order(first)
     x0, x1, groups = _x_range([r["ts"] for r in rows] + [m["ts"] for m in marks], marks)
+    # The page opens on the incident (the root cause's chain and its echoes), the whole span one click away:
+    # on a 28-hour bundle a 10-minute incident is otherwise a thin strip.
+    near = [r["ts"] for r in rows if r["rules"] and set(r["rules"].split(",")) & incident]
+    near += [m["ts"] for m in marks if m["rule"] in incident]
+    view = None
+    if near and (max(near) - min(near)) < (x1 - x0) * 0.5:
+        inc = [m for m in marks if m["rule"] in incident]
+        v0, v1, _ = _x_range(near, inc)
+        pad = max((v1 - v0) * 0.05, timedelta(seconds=MIN_SPAN_S / 4))
+        view = (max(x0, v0 - pad), min(x1, v1 + pad))
+        if view[1] > view[0]:  # labels laid out for the view; marks outside it keep their hover text
+            groups = [g for g in _groups([m for m in marks if view[0] <= m["ts"] <= view[1]], view[0],
+                                         (view[1] - view[0]).total_seconds())]
+        else:
+            view = None
 
     fig = go.Figure()
     for level in LEVELS:
@@ -193,11 +215,21 @@ def timeline_figure(report: Report, msg: Messages, max_marks: int, notes: list[s
         height=max(320, 150 + 24 * len(lanes)), hovermode="closest", dragmode="zoom",
         yaxis={"type": "category", "categoryorder": "array", "categoryarray": list(reversed(lanes)),
                "automargin": True, "range": [-0.7, len(lanes) - 0.3]},
-        xaxis={"title": {"text": msg("page.timeline.axis")}, "range": [plot_time(x0), plot_time(x1)],
+        xaxis={"title": {"text": msg("page.timeline.axis")},
+               "range": [plot_time(view[0]), plot_time(view[1])] if view else [plot_time(x0), plot_time(x1)],
                "hoverformat": "%Y-%m-%d %H:%M:%S.%L"},
         legend={"orientation": "h", "y": -0.18, "yanchor": "top"},
         shapes=shapes, annotations=annotations,
     )
+    if view:
+        spans = [("page.timeline.view_incident", view[0], view[1]), ("page.timeline.view_all", x0, x1)]
+        fig.update_layout(meta={"incident": [plot_time(view[0]), plot_time(view[1])],
+                                "whole": [plot_time(x0), plot_time(x1)]},
+                          updatemenus=[{"type": "buttons", "direction": "right", "showactive": True, "active": 0,
+                                        "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom",
+                                        "buttons": [{"label": msg(key), "method": "relayout",
+                                                     "args": [{"xaxis.range": [plot_time(a), plot_time(b)]}]}
+                                                    for key, a, b in spans]}])
     return fig
 
 
