@@ -102,9 +102,9 @@ def test_a_pipe_without_columns_is_100_wide():
 
 def test_counts_are_singular_and_plural():
     text = invoke(str(SAMPLES / "healthy"), env={"COLUMNS": "100"}).stdout
-    assert "No problem found; 1 informational note." in text
-    assert "Unrecognised errors (no rule explains them): 1 signature\n" in text
-    assert "signatures" not in text and "note(s)" not in text
+    assert "No problem found; 1 informational note." in text and "note(s)" not in text
+    kv = invoke(str(SAMPLES / "kv-exhaustion"), env={"COLUMNS": "100"}).stdout
+    assert "Unrecognised errors (no rule explains them): 1 signature\n" in kv and "signatures" not in kv
     two = invoke(str(SAMPLES / "two-node-aicore")).stdout
     assert "Read 21 files (" in two and "2 signatures" in two and "(2 throughput intervals logged)" in two
     assert "interval(s)" not in two and "seen once" not in two and "seen 5 times" in two

@@ -75,7 +75,9 @@ def _nothing(inputs, derived, skipped, findings, window, roots) -> Words | None:
         if len(inputs) == 1 and inputs[0].path == "<stdin>":
             return Phrase("coverage.stdin_empty")
         return Phrase("coverage.all_empty", files=Phrase("coverage.files", n=len(inputs)))
-    if window and window.get("dated") and not window.get("kept"):
+    # A window past every dated line analysed nothing, unless undated inputs (configuration files, profiler
+    # tables) still gave findings: those stand, and the report does not say it looked at nothing.
+    if window and window.get("dated") and not window.get("kept") and not findings:
         return Phrase("coverage.window", window=window_span(window), first=_when(window.get("first")),
                       last=_when(window.get("last")))
     named = set(roots or []) | {"<stdin>"}

@@ -64,7 +64,8 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
     6 an output not written, 130/143 interrupted (docs/ci.md).
     """
     from diagnose.engine import load_rules
-    from diagnose.analysis.known import only_new, read_report
+    from diagnose.analysis.gate import GateOptions
+    from diagnose.analysis.known import read_report
     from diagnose.commands.interrupts import speak
     from diagnose.messages import messages
     from diagnose.pipeline import Settings, diagnose, filters_for, read_paths
@@ -86,6 +87,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
         selection=configured.selection(cfg, select, ignore),
         suppressions=cfg.suppressions,
         fail_on_unrecognised=fail_on_unrecognised or bool(cfg.fail_on_unrecognised),
+        gate=GateOptions(fail_on, exit_zero, allow_empty, allow_partial, fail_on_new),
     )
     speak(settings.lang)  # a Ctrl-C from here on is reported in the run's language
     if fail_on_new and read_report(baseline) is None:
@@ -156,4 +158,4 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
             click.echo(msg("cli.warning", text=msg("cli.step_summary", reason=exc.strerror or exc)), err=True)
     if failed:
         sys.exit(EXIT_OUTPUT_FAILED)
-    sys.exit(exit_code(only_new(report) if fail_on_new else report, fail_on, exit_zero, allow_empty, allow_partial))
+    sys.exit(exit_code(report))  # the report's gate: what every format stated

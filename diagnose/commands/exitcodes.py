@@ -18,32 +18,18 @@ that merely found something. ``--exit-zero`` turns only 1 into 0 (then 5 still s
 
 from __future__ import annotations
 
-EXIT_CLEAN = 0
-EXIT_FINDINGS = 1
-EXIT_USAGE = 2
-EXIT_INCOMPLETE = 3
-EXIT_NOTHING_ANALYSED = 4
-EXIT_PARTIAL = 5
-EXIT_OUTPUT_FAILED = 6
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
-EXIT_TERMINATED = 143  # 128 + SIGTERM
+from diagnose.model.exits import (  # noqa: F401 - the table lives with the report; re-exported for the commands
+    EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_NOTHING_ANALYSED, EXIT_OUTPUT_FAILED,
+    EXIT_PARTIAL, EXIT_TERMINATED, EXIT_USAGE,
+)
 
 
-def exit_code(report, fail_on: str, exit_zero: bool = False, allow_empty: bool = False,
-              allow_partial: bool = False) -> int:
-    """The exit code of a finished run (usage errors and failed outputs are decided by the command)."""
-    from diagnose.model import SEVERITY_RANK, NoKnownCause, Status
+def exit_code(report, fail_on: str | None = None, exit_zero: bool = False, allow_empty: bool = False,
+              allow_partial: bool = False, fail_on_new: bool = False) -> int:
+    """The exit code of a finished run (usage errors and failed outputs are decided by the command): the report's
+    gate (diagnose/analysis/gate.py) unless options are given here."""
+    from diagnose.analysis.gate import GateOptions, decide
 
-    if report.incomplete:
-        return EXIT_INCOMPLETE
-    if report.status == Status.NOTHING and not allow_empty:
-        return EXIT_NOTHING_ANALYSED
-    floor = SEVERITY_RANK[fail_on]
-    failing = any(SEVERITY_RANK[f.severity] >= floor for f in report.findings)
-    # Errors that no rule explains are not a clean run: they fail the run from --fail-on error down.
-    failing = failing or (isinstance(report.verdict, NoKnownCause) and floor <= SEVERITY_RANK["error"])
-    if failing and not exit_zero:
-        return EXIT_FINDINGS
-    if report.status == Status.PARTIAL and not allow_partial:  # also under --exit-zero: coverage is not a finding
-        return EXIT_PARTIAL
-    return EXIT_CLEAN
+    if fail_on is None and report.gate is not None:
+        return report.gate.exit_code
+    return decide(report, GateOptions(fail_on or "error", exit_zero, allow_empty, allow_partial, fail_on_new)).exit_code

@@ -9,14 +9,14 @@ from diagnose.model.frames import (
 )
 from diagnose.model.inputfiles import BY_DESIGN, InputFile, Skipped, note, skip
 from diagnose.model.report import (
-    UNSET, Clean, Comparison, Coverage, Document, Example, NoKnownCause, NothingAnalysed, Notes, Report, RootCause,
+    UNSET, Clean, Comparison, Coverage, Document, Example, Gate, NoKnownCause, NothingAnalysed, Notes, Report, RootCause,
     Signature, Status, Suppressed, SuppressedFinding, SuppressedSignature, Unexplained, Unread, Verdict, builtins,
     verdict_kind,
 )
 
 __all__ = [
     "BY_DESIGN", "CATEGORIES", "PLACES", "CauseLink", "RECORD_SCHEMA", "SEVERITIES", "SEVERITY_RANK", "SIGNAL_SCHEMA", "UNSET", "Clean",
-    "Comparison", "Coverage", "Document", "Evidence", "Example", "Finding", "InputFile", "NoKnownCause",
+    "Comparison", "Coverage", "Document", "Evidence", "Example", "Finding", "Gate", "InputFile", "NoKnownCause",
     "NothingAnalysed", "Notes", "Report", "RootCause", "RuleInfo", "Signature", "Skipped", "SourceSite", "Status", "Suppressed",
     "SuppressedFinding", "SuppressedSignature", "Threshold", "Unexplained", "Unread", "Verdict", "builtins", "compact_strings",
     "conform_records", "conform_signals", "empty_records", "empty_signals", "note", "skip", "verdict_kind",

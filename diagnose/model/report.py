@@ -157,6 +157,18 @@ class SuppressedSignature(msgspec.Struct, tag_field="kind", tag="signature", kw_
 Suppressed = SuppressedFinding | SuppressedSignature
 
 
+class Gate(msgspec.Struct, kw_only=True):
+    """Whether the run fails, and why: the one decision the exit code follows and every format states
+    (diagnose/analysis/gate.py). ``fails`` names the reasons (findings, unrecognised, nothing-analysed,
+    partial, incomplete); ``failing`` the rule ids of the findings that fail it."""
+
+    exit_code: int
+    fails: list[str]
+    fail_on: str
+    failing: list[str] = msgspec.field(default_factory=list)
+    unrecognised: bool = False  # errors no rule explains fail the run
+
+
 class Document(msgspec.Struct, kw_only=True):
     """The JSON report (``--format json``): stable, fields only ever added."""
 
@@ -174,6 +186,7 @@ class Document(msgspec.Struct, kw_only=True):
     coverage: Coverage | Unset = UNSET
     findings_new: int | Unset = UNSET  # with a findings baseline (--baseline report.json)
     suppressed: list[Suppressed] = msgspec.field(default_factory=list)
+    gate: Gate | Unset = UNSET  # whether the run fails and why: the exit code follows it
 
 
 class Report(msgspec.Struct, kw_only=True):
@@ -193,6 +206,7 @@ class Report(msgspec.Struct, kw_only=True):
     coverage: Coverage | None = None
     findings_new: int | None = None
     suppressed: list[Suppressed] = msgspec.field(default_factory=list)
+    gate: Gate | None = None
     # Not in the JSON report:
     rules_checked: list[RuleInfo] = msgspec.field(default_factory=list)  # every rule that ran, catalog order
     signals: Any = None  # pl.DataFrame | None: for curve-drawing renderers (html)
@@ -223,6 +237,7 @@ class Report(msgspec.Struct, kw_only=True):
             unrecognised_new=self.unrecognised_new if self.unrecognised_new is not None else UNSET,
             derived=self.derived or UNSET, coverage=self.coverage if self.coverage is not None else UNSET,
             findings_new=self.findings_new if self.findings_new is not None else UNSET, suppressed=self.suppressed,
+            gate=self.gate if self.gate is not None else UNSET,
         )
 
 
@@ -255,6 +270,6 @@ def _strip(value: Any, plain: Any) -> Any:
     return plain
 
 
-__all__ = ["Clean", "Comparison", "Coverage", "Document", "Example", "NoKnownCause", "NothingAnalysed", "Notes",
+__all__ = ["Clean", "Comparison", "Coverage", "Document", "Example", "Gate", "NoKnownCause", "NothingAnalysed", "Notes",
            "Phrase", "Report", "RootCause", "Signature", "Status", "Suppressed", "SuppressedFinding",
            "SuppressedSignature", "Unexplained", "Unread", "UNSET", "Verdict", "builtins", "verdict_kind"]

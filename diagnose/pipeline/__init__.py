@@ -19,11 +19,14 @@ from diagnose.parsers import registry
 from diagnose.pipeline.reading import Parsed, Progress
 from diagnose.pipeline.settings import Settings
 from diagnose.pipeline.stages import diagnose, read, read_paths
+from diagnose.analysis.ending import END_ID, END_NAME
+from diagnose.analysis.gate import UNRECOGNISED_ID, UNRECOGNISED_NAME
 from diagnose.analysis.rootcause import ROOT_ID, ROOT_NAME
 from diagnose.analysis.silence import CATEGORY as SILENCE_CATEGORY, SILENCE_ID, SILENCE_NAME
 
 # Findings that come from a pass rather than a rule file, which --select/--ignore and suppressions may name.
-SYNTHETIC_RULES = (RuleKey(ROOT_ID, ROOT_NAME, "communication"), RuleKey(SILENCE_ID, SILENCE_NAME, SILENCE_CATEGORY))
+SYNTHETIC_RULES = (RuleKey(ROOT_ID, ROOT_NAME, "communication"), RuleKey(SILENCE_ID, SILENCE_NAME, SILENCE_CATEGORY),
+                   RuleKey(END_ID, END_NAME, "engine"), RuleKey(UNRECOGNISED_ID, UNRECOGNISED_NAME, "engine"))
 
 
 def load_catalog(settings: Settings) -> tuple[list[Rule], list[str]]:

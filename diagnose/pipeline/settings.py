@@ -9,6 +9,7 @@ from pathlib import Path
 
 from diagnose.engine.selection import RuleSelection
 from diagnose.ingest.budget import Budget
+from diagnose.analysis.gate import GateOptions
 from diagnose.analysis.suppression import Suppression
 
 
@@ -27,4 +28,5 @@ class Settings:
     selection: tuple[RuleSelection, ...] = ()
     suppressions: tuple[Suppression, ...] = ()  # from the configuration file (diagnose/analysis/suppression.py)
     fail_on_unrecognised: bool = False  # errors no rule explains fail a run that did not end abnormally
+    gate: GateOptions = field(default_factory=GateOptions)  # --fail-on, --exit-zero, --allow-*: analysis/gate.py
     now: datetime | None = None  # watch's clock: silence is measured up to it (else to the latest stamp read)

@@ -21,6 +21,7 @@ from diagnose.engine import Rule, run_rules
 from diagnose.engine.filters import RuleFilters
 from diagnose.engine.hits import SELECTED_SCHEMA, selected_rows
 from diagnose.engine.selection import RuleKey, is_selected
+from diagnose.analysis.gate import UNRECOGNISED_ID, UNRECOGNISED_NAME, decide
 from diagnose.ingest.reread import read_lines
 from diagnose.ingest.walk import iter_sources
 from diagnose.model import SEVERITY_RANK, Comparison, Finding, NothingAnalysed, Report, Signature, Suppressed
@@ -211,7 +212,6 @@ def _rules(run: Run) -> None:
 def _silence(run: Run) -> None:
     """A serving engine that went quiet while nothing says it stopped: a hang (diagnose/analysis/silence.py)."""
     from diagnose.analysis.silence import CATEGORY, SILENCE_ID, SILENCE_NAME, find_silence
-    from diagnose.engine.selection import RuleKey, is_selected
 
     if not is_selected(run.settings.selection, RuleKey(SILENCE_ID, SILENCE_NAME, CATEGORY)):
         return
@@ -334,10 +334,11 @@ def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings
     findings = run.findings
     coverage = assess(p.inputs, p.derived, p.skipped, findings, p.extra.get("window"), p.extra.get("roots"))
     abnormal = bool(run.ending is not None and run.ending.abnormal)
-    said = verdict(findings, unrecognised, abnormal, settings.fail_on_unrecognised)
+    counted = is_selected(settings.selection, RuleKey(UNRECOGNISED_ID, UNRECOGNISED_NAME, "engine"))
+    said = verdict(findings, unrecognised, abnormal and counted, settings.fail_on_unrecognised and counted)
     if coverage.status == NOTHING:  # never "No findings." for a run that looked at nothing
         said = NothingAnalysed(text=coverage.text)
-    return Report(
+    report = Report(
         verdict=said,
         coverage=coverage,
         derived=p.derived,
@@ -357,3 +358,6 @@ def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings
         suppressed=run.suppressed,
         findings_new=run.findings_new,
     )
+    report.gate = decide(report, settings.gate)
+    return report
+

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from diagnose.messages import messages
 from diagnose.model import SEVERITY_RANK, Report, Status
+from diagnose.report import gate_lines
 from diagnose.report.sarif import primary_location, relative_path
 
 KINDS = {"critical": "error", "error": "error", "warning": "warning", "info": "notice"}
@@ -57,6 +58,12 @@ def annotations(report: Report, paths: list[str] | None = None, max_per_kind: in
             message = message[: MAX_MESSAGE - 1] + "…"
         lines.append(command(kind, message, file=relative_path(file, paths), line=str(line),
                              title=f"{f.rule_id} {title}"))
+    if gate_lines.unrecognised_fail(report) and used["error"] < max_per_kind:
+        used["error"] += 1
+        file, line = gate_lines.unrecognised_place(report)
+        lines.append(command("error", gate_lines.unrecognised_text(report, msg),
+                             file=relative_path(file, paths) if file else None, line=str(line),
+                             title=msg("github.unrecognised_title")))
     if report.incomplete and used["error"] < max_per_kind:
         used["error"] += 1
         lines.append(command("error", msg("github.incomplete"), title=msg("github.incomplete_title")))

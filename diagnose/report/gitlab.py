@@ -18,6 +18,7 @@ import json
 
 from diagnose.messages import Messages, messages
 from diagnose.model import Report, Status
+from diagnose.report import gate_lines
 from diagnose.report.sarif import fingerprint, primary_location, relative_path
 
 SEVERITY = {"info": "info", "warning": "minor", "error": "major", "critical": "critical"}
@@ -69,6 +70,11 @@ def _run_issues(report: Report, paths: list[str] | None, msg: Messages) -> list[
         check = "diagnose/nothing-analysed" if status == Status.NOTHING else "diagnose/partial-coverage"
         out.append(_issue(text, check, _digest(check, where), "blocker" if status == Status.NOTHING else "major",
                           where, 1))
+    if gate_lines.unrecognised_fail(report):
+        file, line = gate_lines.unrecognised_place(report)
+        place = relative_path(file, paths) if file else where
+        check = "diagnose/unrecognised-errors"
+        out.append(_issue(gate_lines.unrecognised_text(report, msg), check, _digest(check, place), "major", place, line))
     if report.errors:
         text = msg("gitlab.incomplete") + " " + "; ".join(report.errors[:5])
         out.append(_issue(text, "diagnose/incomplete", _digest("diagnose/incomplete", where), "blocker", where, 1))

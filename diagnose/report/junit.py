@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 
 from diagnose.messages import Messages, messages
 from diagnose.model import SEVERITY_RANK, Finding, Report, Status
+from diagnose.report import gate_lines
 from diagnose.report.sarif import relative_path
 
 NO_NODE = "-"
@@ -45,6 +46,7 @@ def render(report: Report, fail_on: str = "error", paths: list[str] | None = Non
     """Names (suites, classnames, testcase names) are identifiers and stay the same in every language, so a
     dashboard's history does not break when the language changes; messages and bodies are translated."""
     msg = messages(lang)
+    fail_on = gate_lines.fail_on(report, fail_on)
     floor = SEVERITY_RANK.get(fail_on, SEVERITY_RANK["error"])
     nodes = node_names(report)
     single = nodes == [NO_NODE]
@@ -104,6 +106,12 @@ def render(report: Report, fail_on: str = "error", paths: list[str] | None = Non
         lines.append(msg("junit.more_skipped", n=len(report.skipped) - 500))
     ET.SubElement(case, "system-out").text = xml_text("\n".join(lines))
     counts["tests"] += _coverage_case(suite, report, allow_empty, allow_partial, counts, msg)
+    if gate_lines.unrecognised_fail(report):  # errors no rule explains fail the run: a failing testcase says so
+        counts["tests"] += 1
+        counts["failures"] += 1
+        case = ET.SubElement(suite, "testcase", classname="diagnose.input", name="errors no rule explains")
+        text = gate_lines.unrecognised_text(report, msg)
+        ET.SubElement(case, "failure", message=xml_text(_one_line(text)), type="unrecognised").text = xml_text(text)
     if report.errors:
         counts["tests"] += 1
         counts["errors"] += 1

@@ -28,6 +28,7 @@ from urllib.parse import quote
 from diagnose import __version__
 from diagnose.messages import Messages, messages
 from diagnose.model import Finding, Report, Status
+from diagnose.report import gate_lines
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"critical": "error", "error": "error", "warning": "warning", "info": "note"}
@@ -192,6 +193,20 @@ def build(report: Report, paths: list[str] | None = None, catalog=None, lang: st
         if related:
             result["relatedLocations"] = related
         results.append(result)
+    if gate_lines.unrecognised_fail(report):  # errors no rule explains fail the run: a failing result says so
+        file, line = gate_lines.unrecognised_place(report)
+        uri = relative_uri(file, paths) if file else "input"
+        if gate_lines.UNRECOGNISED_CHECK not in index:
+            index[gate_lines.UNRECOGNISED_CHECK] = len(rules)
+            text = msg("sarif.unrecognised_rule")
+            rules.append({"id": gate_lines.UNRECOGNISED_CHECK, "name": "unrecognised-errors",
+                          "shortDescription": {"text": text}, "fullDescription": {"text": text},
+                          "help": {"text": text, "markdown": text}, "defaultConfiguration": {"level": "error"},
+                          "properties": {"tags": ["diagnose", "engine"], "severity": "error"}})
+        said = gate_lines.unrecognised_text(report, msg)
+        results.append({"ruleId": gate_lines.UNRECOGNISED_CHECK, "ruleIndex": index[gate_lines.UNRECOGNISED_CHECK],
+                        "level": "error", "message": {"text": said}, "locations": [_location(uri, line, None)],
+                        "partialFingerprints": {FINGERPRINT_KEY: fingerprint(gate_lines.UNRECOGNISED_CHECK, uri, said)}})
     notifications = [
         {"level": "warning", "message": {"text": msg("sarif.skipped", path=s.path, reason=msg.say(s.reason))},
          "descriptor": {"id": "input-skipped"}}
