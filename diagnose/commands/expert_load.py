@@ -21,6 +21,7 @@ from diagnose.expertload.load import load
 from diagnose.expertload.metrics import analyse
 from diagnose.ingest.metered import SourceFile
 from diagnose.messages import messages
+from diagnose.model.expertload import FIRST_WINDOW_POLICIES
 from diagnose.pipeline import RuleFilters, Settings, read
 from diagnose.report.load.load_texts import advice_lines, refused as refused_text
 
@@ -65,13 +66,18 @@ def eplb_lines(logs: list[SourceFile]) -> pl.DataFrame:
               help="MoE layers per dump block (default: model_gen_config.json, else the expert map's, else detected).")
 @click.option("--expert-map", "expert_map", type=click.Path(exists=True, dir_okay=False),
               help="Current expert map JSON (default: the *.json maps among the inputs, by day, else contiguous).")
+@click.option("--first-window", "first_window", type=click.Choice(FIRST_WINDOW_POLICIES), default="auto",
+              show_default=True,
+              help="The first block of a dump chain: count it, skip it, or auto (count when the file begins with its "
+              "service, as every dump in a folder with MindIE's model_gen_config.json does; else a size test).")
 @click.option("--advise", is_flag=True, help="Answer whether an EPLB trial is worth running on this load.")
 @click.option("--format", "fmt", type=click.Choice(["html", "json", "markdown"]), default=None,
               help="Output format (default: from the -o suffix, else markdown).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
 @click.option("--map-out", type=click.Path(dir_okay=False, writable=True), help="Also write the suggested expert map JSON here.")
 @click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of the report (default: the locale).")
-def expert_load(paths, since, until, top, target, stage, layers, expert_map, advise, fmt, output, map_out, lang=None):
+def expert_load(paths, since, until, top, target, stage, layers, expert_map, first_window, advise, fmt, output, map_out,
+                lang=None):
     """Weekly expert-load report from MindIE hotspot dumps (prefill/prefill_<rank>.csv, decode/decode_<rank>.csv,
     model_gen_config.json), SGLang expert-distribution dumps (expert_distribution_recorder_*.pt), expert map JSON
     and EPLB log lines: hot experts, imbalance per layer and day, and a suggested expert map.
@@ -84,7 +90,7 @@ def expert_load(paths, since, until, top, target, stage, layers, expert_map, adv
     if fmt is None:
         suffix = Path(output).suffix.lower() if output else ""
         fmt = {".html": "html", ".htm": "html", ".json": "json"}.get(suffix, "markdown")
-    loaded = load(list(paths), layers=layers, expert_map=expert_map)
+    loaded = load(list(paths), layers=layers, expert_map=expert_map, first_window=first_window)
     for s in loaded.skipped:
         click.echo(msg("expertload.cli.skipped", path=s.path, reason=msg.say(s.reason)), err=True)
     for r in loaded.refused:

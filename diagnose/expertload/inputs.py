@@ -30,6 +30,9 @@ class DumpFile:
     day: date | None
     display: str
     src: SourceFile
+    # Its folder holds model_gen_config.json: MindIE rank 0 writes that file at start-up into a folder that must
+    # hold no CSV (start-up fails otherwise), so every dump in the folder began with that start (windows.py).
+    with_service: bool = False
 
 
 @dataclass
@@ -74,7 +77,17 @@ def classify(paths: list[str]) -> Inputs:
             out.maps.append(item)
         elif low.endswith(LOG_SUFFIXES):
             out.logs.append(item)
+    started = {_folder(c.path) for c in out.configs}
+    for d in out.dumps:
+        d.with_service = _folder(d.src.path) in started
     return out
+
+
+def _folder(rel: str) -> str:
+    """The folder of a path (inside an archive too: ``a.zip!day/decode/decode_0.csv`` -> ``a.zip!day/decode``)."""
+    rel = rel.replace("\\", "/")
+    cut = max(rel.rfind("/"), rel.rfind("!"))
+    return rel[:cut] if cut >= 0 else ""
 
 
 def natural_key(text: str) -> tuple:

@@ -46,6 +46,7 @@ class Loaded:
     layers_votes: tuple[int, str] = (0, "")  # detected: how many files agreed, and one of them
     first_window_max: float = FIRST_WINDOW_MAX_INTERVALS
     mtp_layers: int = 0
+    first_window: str = "auto"  # --first-window (windows.py)
     config: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -111,7 +112,7 @@ def _rows(dumps: list, checked: dict[str, int]) -> tuple[int | None, tuple[int, 
 
 
 def load(paths: list[str], layers: int | None = None, expert_map: str | None = None,
-         first_window_max: float = FIRST_WINDOW_MAX_INTERVALS) -> Loaded:
+         first_window_max: float = FIRST_WINDOW_MAX_INTERVALS, first_window: str = "auto") -> Loaded:
     """Read every source under ``paths`` (module docstring); nothing is raised for bad input, it is refused."""
     inputs = classify(paths)
     refused: list[Refused] = []
@@ -166,7 +167,7 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
     stage_inc = {st: median([s.inc for (s2, _), ch in chains.items() if s2 == st for s in ch if s.inc])
                  for st in {k[0] for k in chains}}
     for (st, _rank), chain in chains.items():
-        for sc, long in chain_loads(chain, layers, stage_inc.get(st), first_window_max):
+        for sc, long in chain_loads(chain, layers, stage_inc.get(st), first_window_max, first_window):
             if long is None:
                 continue
             d = sc.f
@@ -181,7 +182,7 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
         if current is not None and 0 < layers - current.n_layers <= 2:
             mtp = layers - current.n_layers
     return Loaded(loads, layers or 0, slots, placements, logical, inputs.logs, files, inputs.skipped, refused, notes,
-                  source, votes, first_window_max, mtp, config)
+                  source, votes, first_window_max, mtp, config=config, first_window=first_window)
 
 
 def _sglang(inputs: Inputs, files: list[FileStat], refused: list[Refused], notes: list[Note]) -> pl.DataFrame:

@@ -164,7 +164,7 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
     window.tokens = int(win_p["tokens"].sum() + win_l["tokens"].sum())
     window.previous_window_days = sorted({d.isoformat() for d in prev_p["day"].to_list() + prev_l["day"].to_list()})
     result.missing = summaries.missing(loaded.loads, loaded.files, cal, win_days, since, until)
-    result.counting = summaries.counting(loaded.files, since, until, stage, loaded.first_window_max)
+    result.counting = summaries.counting(loaded.files, since, until, stage, loaded.first_window_max, loaded.first_window)
     grid_e = pl.DataFrame({"layer": list(range(n_layers))}, schema={"layer": pl.Int32}).join(
         pl.DataFrame({"expert": list(range(n_exp))}, schema={"expert": pl.Int32}), how="cross")
     grid_r = pl.DataFrame({"layer": list(range(n_layers))}, schema={"layer": pl.Int32}).join(

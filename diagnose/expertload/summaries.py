@@ -16,7 +16,8 @@ def rnd(x: float | None, n: int = 8) -> float | None:
     return None if x is None else round(float(x), n)
 
 
-def counting(files: list[FileStat], since: date, until: date, stage: str, max_intervals: float) -> Counting:
+def counting(files: list[FileStat], since: date, until: date, stage: str, max_intervals: float,
+             first_window: str = "auto") -> Counting:
     """Which windows (one per dump block) were counted, in the report window, and why the others were not."""
     lo, hi = since.isoformat(), until.isoformat()
     inside = [f for f in files if f.day and lo <= f.day <= hi and (stage == "all" or f.stage == stage)]
@@ -30,7 +31,7 @@ def counting(files: list[FileStat], since: date, until: date, stage: str, max_in
     windows = sum(f.windows for f in inside)
     counted = sum(f.counted for f in inside)
     repeated = sum(f.repeated for f in inside if f.first == "repeat")
-    return Counting(max_intervals=max_intervals, files=len(inside), windows=windows, counted=counted,
+    return Counting(max_intervals=max_intervals, first_window=first_window, files=len(inside), windows=windows, counted=counted,
                     not_counted=windows - counted - repeated, repeated=repeated, first_windows=dict(sorted(first.items())),
                     first_windows_not_counted=not_counted)
 

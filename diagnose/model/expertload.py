@@ -12,8 +12,11 @@ from __future__ import annotations
 import msgspec
 
 # How a file's first window was decided (FileStat.first); the words for each are in messages.toml [expertload.why].
-FIRST_WINDOW_CODES = ("start", "continues", "restart", "repeat", "mid-run", "gap", "unknown", "slots")
-COUNTED = ("start", "continues", "restart", "repeat")
+FIRST_WINDOW_CODES = ("start", "continues", "restart", "repeat", "service", "count", "mid-run", "gap", "unknown",
+                      "slots", "skip")
+COUNTED = ("start", "continues", "restart", "repeat", "service", "count")
+# --first-window: how the first window of a chain is decided (expertload/windows.py)
+FIRST_WINDOW_POLICIES = ("auto", "count", "skip")
 # The answers of --advise (vllm-ascend RFC #16795 asks for the same three).
 ADVICE_VERDICTS = ("recommend_trial", "not_recommended_now", "insufficient_evidence")
 
@@ -97,6 +100,7 @@ class NotCounted(msgspec.Struct, kw_only=True):
 
 class Counting(msgspec.Struct, kw_only=True):
     max_intervals: float
+    first_window: str = "auto"  # one of FIRST_WINDOW_POLICIES
     files: int = 0
     windows: int = 0
     counted: int = 0

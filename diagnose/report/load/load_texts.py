@@ -61,7 +61,9 @@ def worded(result: ExpertLoadResult, msg: Messages) -> dict[str, Any]:
     for f, stat in zip(out["files"], result.files):
         f["why"] = why(stat, max_intervals, msg)
     if c is not None:
-        out["counting"]["rule"] = msg("expertload.counting_rule", max=f"{max_intervals:g}")
+        rule = {"count": "expertload.counting_rule_count", "skip": "expertload.counting_rule_skip"}.get(
+            c.first_window, "expertload.counting_rule")
+        out["counting"]["rule"] = msg(rule, max=f"{max_intervals:g}")
         for x, nc in zip(out["counting"]["first_windows_not_counted"], c.first_windows_not_counted):
             x["why"] = why(nc, max_intervals, msg)
     else:
