@@ -16,6 +16,7 @@ import msgspec
 import polars as pl
 
 from diagnose.commands.console import EXIT_CLEAN, EXIT_OUTPUT_FAILED, EXIT_USAGE, default_lang, write_output
+from diagnose.commands.exitcodes import EXIT_NOTHING_ANALYSED
 from diagnose.commands.outputs import put_stream
 from diagnose.expertload.load import load
 from diagnose.expertload.metrics import analyse
@@ -95,9 +96,12 @@ def expert_load(paths, since, until, top, target, stage, layers, expert_map, fir
         click.echo(msg("expertload.cli.skipped", path=s.path, reason=msg.say(s.reason)), err=True)
     for r in loaded.refused:
         click.echo(msg("expertload.cli.skipped", path=r.path, reason=refused_text(r.reason, r.params, msg)), err=True)
-    if loaded.loads.height == 0 and loaded.logical.height == 0 and not loaded.files:
+    counted = bool(loaded.loads.height or loaded.logical.height or loaded.files)
+    if not counted and not loaded.refused:
         click.echo(msg("expertload.cli.no_dumps"), err=True)
         sys.exit(EXIT_USAGE)
+    for note in loaded.notes:  # a refusal of a whole source (rows per block, a map) is said here too
+        click.echo(msg("cli.warning", text=msg(note.key, **note.params)), err=True)
     result = analyse(loaded, d_since, d_until, stage, top, target, eplb=eplb_lines(loaded.logs), advise=advise)
     if fmt == "html":
         from diagnose.report.load.load_page import render
@@ -121,4 +125,5 @@ def expert_load(paths, since, until, top, target, stage, layers, expert_map, fir
         data = msgspec.json.format(msgspec.json.encode(result.recommendation.expert_map), indent=1)
         write_output(map_out, (data + b"\n").decode("utf-8"), "--map-out", msg.lang)
         click.echo(msg("expertload.cli.wrote", path=map_out), err=True)
-    sys.exit(EXIT_CLEAN)
+    # Inputs were given and every one of them was refused: the report says why, and nothing was analysed.
+    sys.exit(EXIT_CLEAN if counted else EXIT_NOTHING_ANALYSED)

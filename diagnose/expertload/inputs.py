@@ -34,6 +34,10 @@ class DumpFile:
     # hold no CSV (start-up fails otherwise), so every dump in the folder began with that start (windows.py).
     with_service: bool = False
 
+    @property
+    def folder(self) -> str:
+        return folder_of(self.src.path)
+
 
 @dataclass
 class Inputs:
@@ -77,13 +81,13 @@ def classify(paths: list[str]) -> Inputs:
             out.maps.append(item)
         elif low.endswith(LOG_SUFFIXES):
             out.logs.append(item)
-    started = {_folder(c.path) for c in out.configs}
+    started = {folder_of(c.path) for c in out.configs}
     for d in out.dumps:
-        d.with_service = _folder(d.src.path) in started
+        d.with_service = folder_of(d.src.path) in started
     return out
 
 
-def _folder(rel: str) -> str:
+def folder_of(rel: str) -> str:
     """The folder of a path (inside an archive too: ``a.zip!day/decode/decode_0.csv`` -> ``a.zip!day/decode``)."""
     rel = rel.replace("\\", "/")
     cut = max(rel.rfind("/"), rel.rfind("!"))

@@ -3,8 +3,8 @@ the rows per block, counts every MindIE dump's windows (windows.py) into one fra
 layer and slot, and gathers the logical loads of the sources that count per expert (SGLang).
 
 Rows per block, in order of trust: ``--layers``; ``num_moe_layers`` of ``model_gen_config.json``; the period the
-dumps show when it is the map's layer count or one or two more (the MTP layers, which the map has no row for);
-the map's layer count; the period alone.
+dumps show; the map's layer count. When they disagree the inconsistent input is refused, never cut at a guessed
+row (layers.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 
 import polars as pl
 
-from diagnose.expertload.inputs import Inputs, classify, day_of, natural_key
+from diagnose.expertload.inputs import Inputs, classify, day_of, folder_of, natural_key
+from diagnose.expertload.layers import check_maps, rows_per_block
 from diagnose.expertload.readers import mindie_dumps as mindie, sglang
 from diagnose.expertload.readers.maps import Placement, read_map
 from diagnose.expertload.windows import FIRST_WINDOW_MAX_INTERVALS, Scan, chain_loads, median, scan
@@ -58,14 +59,17 @@ def _note(key: str, **params: Any) -> Note:
     return Note(key, {k: str(v) for k, v in params.items()})
 
 
-def _config(inputs: Inputs, refused: list[Refused]) -> dict[str, int]:
+def _config(inputs: Inputs) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """The ``model_gen_config.json`` most folders hold, and each folder's own."""
     votes: dict[tuple, int] = {}
+    folders: dict[str, dict[str, int]] = {}
     for src in inputs.configs:
         got = mindie.read_config(src)
         if got is not None:
             key = tuple(sorted(got.items()))
             votes[key] = votes.get(key, 0) + 1
-    return dict(max(votes, key=lambda k: votes[k])) if votes else {}
+            folders[folder_of(src.path)] = got
+    return (dict(max(votes, key=lambda k: votes[k])) if votes else {}), folders
 
 
 def _maps(inputs: Inputs, expert_map: str | None, config: dict[str, int], refused: list[Refused],
@@ -117,7 +121,7 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
     inputs = classify(paths)
     refused: list[Refused] = []
     notes: list[Note] = []
-    config = _config(inputs, refused)
+    config, folder_configs = _config(inputs)
     placements = _maps(inputs, expert_map, config, refused, notes)
     current = placements[-1] if placements else None
     inputs.dumps.sort(key=lambda d: (d.stage, d.rank, d.day or date.min, natural_key(d.display)))
@@ -131,20 +135,20 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
             refused.append(bad)
         else:
             checked[d.display] = lines
-    source, votes = ("option" if layers else ""), (0, "")
-    if layers is None and config:
-        layers, source = config["num_moe_layers"], "config"
-    if layers is None and inputs.dumps:
-        period, pvotes = _rows(inputs.dumps, checked)
-        if current is not None and period is not None and 0 <= period - current.n_layers <= 2:
-            layers, source, votes = period, "map", pvotes
-        elif current is not None:
-            layers, source = current.n_layers, "map"
-        elif period is not None:
-            layers, source, votes = period, "detected", pvotes
-    mtp = 0
-    if layers and current is not None and 0 < layers - current.n_layers <= 2:
-        mtp = layers - current.n_layers
+    period, pvotes = _rows(inputs.dumps, checked) if inputs.dumps else (None, (0, ""))
+    rows = rows_per_block(layers, config, folder_configs, [d for d in inputs.dumps if d.display in checked],
+                          period, pvotes, current)
+    layers, source, votes = rows.layers, rows.source, rows.votes
+    notes += rows.notes
+    for path, why in rows.refused_dumps.items():
+        refused.append(why)
+        checked.pop(path, None)
+    if layers and placements:
+        placements, bad, said = check_maps(placements, layers)
+        refused += bad
+        notes += said
+        current = placements[-1] if placements else None
+    mtp = layers - current.n_layers if layers and current is not None else 0
     frames: list[pl.DataFrame] = []
     files: list[FileStat] = []
     slots: dict[int, int] = {}
@@ -179,8 +183,12 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
     logical = _sglang(inputs, files, refused, notes)
     if logical.height and not layers:
         layers, source = int(logical["layer"].max()) + 1, "logical"
-        if current is not None and 0 < layers - current.n_layers <= 2:
-            mtp = layers - current.n_layers
+        if placements:
+            placements, bad, said = check_maps(placements, layers)
+            refused += bad
+            notes += said
+            current = placements[-1] if placements else None
+        mtp = layers - current.n_layers if current is not None else 0
     return Loaded(loads, layers or 0, slots, placements, logical, inputs.logs, files, inputs.skipped, refused, notes,
                   source, votes, first_window_max, mtp, config=config, first_window=first_window)
 

@@ -70,7 +70,7 @@ class Frames:
 
     def _fits(self, p: Placement) -> bool:
         lo = self.loaded
-        if not 0 <= lo.n_layers - p.n_layers <= 2:
+        if not 0 <= lo.n_layers - p.n_layers <= 1:
             return False
         return all(r < p.n_ranks and all(len(lay[r]) == lo.slots[r] for lay in p.layers) for r in lo.slots)
 
