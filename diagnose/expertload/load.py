@@ -1,6 +1,7 @@
 """The expert-load inputs read and counted: ``load`` sends each file to its reader (inputs.py, readers/), decides
 the rows per block, counts every MindIE dump's windows (windows.py) into one frame of loads per day, stage, rank,
-layer and slot, and gathers the logical loads of the sources that count per expert (SGLang).
+layer and slot, and gathers the logical loads of the sources that count per expert (logical.py: SGLang dumps and
+JSON, MindSpeed-RL snapshots).
 
 Rows per block, in order of trust: ``--layers``; ``num_moe_layers`` of ``model_gen_config.json``; the period the
 dumps show; the map's layer count. When they disagree the inconsistent input is refused, never cut at a guessed
@@ -17,7 +18,9 @@ import polars as pl
 
 from diagnose.expertload.inputs import Inputs, classify, day_of, folder_of, natural_key
 from diagnose.expertload.layers import check_maps, rows_per_block
-from diagnose.expertload.readers import mindie_dumps as mindie, sglang
+from diagnose.expertload import logical
+from diagnose.expertload.logical import LOGICAL
+from diagnose.expertload.readers import mindie_dumps as mindie
 from diagnose.expertload.readers.maps import Placement, read_map
 from diagnose.expertload.windows import FIRST_WINDOW_MAX_INTERVALS, Scan, chain_loads, median, scan
 from diagnose.ingest.metered import SourceFile
@@ -28,7 +31,6 @@ from diagnose.model.expertload import FileStat, Note, Refused
 __all__ = ["FIRST_WINDOW_MAX_INTERVALS", "FileStat", "Loaded", "Placement", "load"]
 
 PHYSICAL = {"day": pl.Date, "stage": pl.String, "rank": pl.Int32, "layer": pl.Int32, "slot": pl.Int32, "tokens": pl.Int64}
-LOGICAL = {"day": pl.Date, "stage": pl.String, "layer": pl.Int32, "expert": pl.Int32, "tokens": pl.Int64}
 
 
 @dataclass
@@ -73,17 +75,20 @@ def _config(inputs: Inputs) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
 
 
 def _maps(inputs: Inputs, expert_map: str | None, config: dict[str, int], refused: list[Refused],
-          notes: list[Note]) -> list[Placement]:
+          notes: list[Note], others: list[SourceFile]) -> list[Placement]:
+    """The expert maps among the JSON inputs, by day (or the one given); the other JSON files go to ``others``."""
     n_routed = config.get("num_of_experts") or None
     dangling = config.get("num_dangling_shared_experts") if config else None
     if expert_map:
         srcs = [s for s in iter_sources([expert_map]) if isinstance(s, SourceFile)]
         got = read_map(srcs[0], n_routed, dangling) if srcs else None
         if isinstance(got, Placement):
+            others.extend(m for m in inputs.maps if m.path != srcs[0].path)
             return [got]
         if isinstance(got, Refused):
             refused.append(got)
         notes.append(_note("expertload.note.map_unreadable", path=expert_map))
+        others.extend(inputs.maps)
         return []
     out = []
     for src in sorted(inputs.maps, key=lambda s: natural_key(s.path)):
@@ -93,6 +98,8 @@ def _maps(inputs: Inputs, expert_map: str | None, config: dict[str, int], refuse
             out.append(got)
         elif isinstance(got, Refused):
             refused.append(got)  # a JSON with no layer_list is no map (None); a broken map is said
+        else:
+            others.append(src)
     out.sort(key=lambda p: (p.day or date.min))
     return out
 
@@ -122,7 +129,8 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
     refused: list[Refused] = []
     notes: list[Note] = []
     config, folder_configs = _config(inputs)
-    placements = _maps(inputs, expert_map, config, refused, notes)
+    others: list[SourceFile] = []
+    placements = _maps(inputs, expert_map, config, refused, notes, others)
     current = placements[-1] if placements else None
     inputs.dumps.sort(key=lambda d: (d.stage, d.rank, d.day or date.min, natural_key(d.display)))
     checked: dict[str, int] = {}
@@ -180,32 +188,16 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
         for sc in chain:
             sc.blocks.clear()
     loads = pl.concat([f.select(list(PHYSICAL)) for f in frames]) if frames else pl.DataFrame(schema=PHYSICAL)
-    logical = _sglang(inputs, files, refused, notes)
-    if logical.height and not layers:
-        layers, source = int(logical["layer"].max()) + 1, "logical"
+    frames_l = logical.sglang_dumps(inputs.sglang, files, refused, notes)
+    frames_l += logical.json_loads(others, files, refused, notes, first_window, first_window_max)
+    logical_loads = pl.concat(frames_l) if frames_l else pl.DataFrame(schema=LOGICAL)
+    if logical_loads.height and not layers:
+        layers, source = int(logical_loads["layer"].max()) + 1, "logical"
         if placements:
             placements, bad, said = check_maps(placements, layers)
             refused += bad
             notes += said
             current = placements[-1] if placements else None
         mtp = layers - current.n_layers if current is not None else 0
-    return Loaded(loads, layers or 0, slots, placements, logical, inputs.logs, files, inputs.skipped, refused, notes,
+    return Loaded(loads, layers or 0, slots, placements, logical_loads, inputs.logs, files, inputs.skipped, refused, notes,
                   source, votes, first_window_max, mtp, config=config, first_window=first_window)
-
-
-def _sglang(inputs: Inputs, files: list[FileStat], refused: list[Refused], notes: list[Note]) -> pl.DataFrame:
-    """Each SGLang dump is a window of its own (the recorder resets when it dumps): counted whole."""
-    frames = []
-    for src, day in sorted(inputs.sglang, key=lambda x: natural_key(x[0].path)):
-        got, info = sglang.read_dump(src)
-        if isinstance(got, Refused):
-            refused.append(got)
-            continue
-        stat = FileStat(path=src.path, stage="mixed", rank=int(info.get("rank", 0) or 0),
-                        day=day.isoformat() if day else None, blocks=1, windows=1, counted=1, first="start",
-                        first_counted=True, source="sglang")
-        files.append(stat)
-        if info.get("mode") == 0 and info.get("rows") and info.get("filled") == info.get("rows"):
-            notes.append(_note("expertload.note.sglang_buffer_full", path=src.path, rows=info["rows"]))
-        frames.append(got.with_columns(day=pl.lit(day, pl.Date), stage=pl.lit("mixed")).select(list(LOGICAL)))
-    return pl.concat(frames) if frames else pl.DataFrame(schema=LOGICAL)

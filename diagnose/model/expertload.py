@@ -12,9 +12,9 @@ from __future__ import annotations
 import msgspec
 
 # How a file's first window was decided (FileStat.first); the words for each are in messages.toml [expertload.why].
-FIRST_WINDOW_CODES = ("start", "continues", "restart", "repeat", "service", "count", "mid-run", "gap", "unknown",
-                      "slots", "skip")
-COUNTED = ("start", "continues", "restart", "repeat", "service", "count")
+FIRST_WINDOW_CODES = ("start", "continues", "restart", "repeat", "service", "count", "whole", "mid-run", "gap",
+                      "unknown", "slots", "skip")
+COUNTED = ("start", "continues", "restart", "repeat", "service", "count", "whole")
 # --first-window: how the first window of a chain is decided (expertload/windows.py)
 FIRST_WINDOW_POLICIES = ("auto", "count", "skip")
 # The answers of --advise (vllm-ascend RFC #16795 asks for the same three).
