@@ -18,6 +18,7 @@ import polars as pl
 from diagnose.commands.console import EXIT_CLEAN, EXIT_OUTPUT_FAILED, EXIT_USAGE, default_lang, write_output
 from diagnose.commands.exitcodes import EXIT_NOTHING_ANALYSED
 from diagnose.commands.outputs import put_stream
+from diagnose.expertload import gauges
 from diagnose.expertload.load import load
 from diagnose.expertload.metrics import analyse
 from diagnose.ingest.metered import SourceFile
@@ -26,8 +27,12 @@ from diagnose.model.expertload import FIRST_WINDOW_POLICIES
 from diagnose.pipeline import RuleFilters, Settings, read
 from diagnose.report.load.load_texts import advice_lines, refused as refused_text
 
+# The EPLB values the report shows: vllm-ascend's hotness imbalance (log line or gauges), vLLM's and SGLang's
+# balancedness, MindIE FlashLB's ratios; and the per-layer metrics that give days without a dump their trend
+# (expertload/gauges.py).
 EPLB_SIGNALS = ("eplb_imbalance_current_mean", "eplb_imbalance_current_max", "eplb_imbalance_updated_mean",
-                "eplb_imbalance_updated_max", "eplb_balancedness")
+                "eplb_imbalance_updated_max", "eplb_balancedness", "eplb_pass_balancedness",
+                "eplb_balancedness_last_1000", "flashlb_cur_par", "flashlb_new_par", *gauges.SIGNALS)
 
 
 def _day(value: str | None, name: str) -> date | None:
@@ -43,7 +48,8 @@ def _day(value: str | None, name: str) -> date | None:
 
 def eplb_lines(logs: list[SourceFile]) -> pl.DataFrame:
     """EPLB imbalance signals of the log files, through the normal parsers (dated by the timeline)."""
-    empty = pl.DataFrame(schema={"ts": pl.Datetime("us"), "signal": pl.String, "value": pl.Float64, "file": pl.String})
+    empty = pl.DataFrame(schema={"ts": pl.Datetime("us"), "signal": pl.String, "value": pl.Float64, "file": pl.String,
+                                 "engine": pl.String})
     if not logs:
         return empty
     try:
@@ -51,7 +57,7 @@ def eplb_lines(logs: list[SourceFile]) -> pl.DataFrame:
     except Exception:  # noqa: BLE001 - a log that cannot be read adds no EPLB line; the dumps still count
         return empty
     sig = parsed.signals.filter(pl.col("signal").is_in(EPLB_SIGNALS))
-    return sig.select("ts", "signal", "value", "file").sort("ts", nulls_last=True)
+    return sig.select("ts", "signal", "value", "file", pl.col("engine").cast(pl.String)).sort("ts", nulls_last=True)
 
 
 @click.command("expert-load")
@@ -96,13 +102,15 @@ def expert_load(paths, since, until, top, target, stage, layers, expert_map, fir
         click.echo(msg("expertload.cli.skipped", path=s.path, reason=msg.say(s.reason)), err=True)
     for r in loaded.refused:
         click.echo(msg("expertload.cli.skipped", path=r.path, reason=refused_text(r.reason, r.params, msg)), err=True)
-    counted = bool(loaded.loads.height or loaded.logical.height or loaded.files)
+    eplb = eplb_lines(loaded.logs)
+    by_gauge = eplb.filter(pl.col("signal").is_in(gauges.SIGNALS)).height > 0
+    counted = bool(loaded.loads.height or loaded.logical.height or loaded.files or by_gauge)
     if not counted and not loaded.refused:
         click.echo(msg("expertload.cli.no_dumps"), err=True)
         sys.exit(EXIT_USAGE)
     for note in loaded.notes:  # a refusal of a whole source (rows per block, a map) is said here too
         click.echo(msg("cli.warning", text=msg(note.key, **note.params)), err=True)
-    result = analyse(loaded, d_since, d_until, stage, top, target, eplb=eplb_lines(loaded.logs), advise=advise)
+    result = analyse(loaded, d_since, d_until, stage, top, target, eplb=eplb, advise=advise)
     if fmt == "html":
         from diagnose.report.load.load_page import render
     elif fmt == "json":

@@ -20,7 +20,7 @@ from diagnose.ingest.walk import iter_sources
 from diagnose.model import Skipped
 
 DAY_IN_PATH = regex.compile(r"(?<!\d)(20\d\d)-?(0[1-9]|1[0-2])-?(0[1-9]|[12]\d|3[01])(?!\d)")
-LOG_SUFFIXES = (".log", ".txt", ".out", ".err")
+LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".prom")  # and files named metrics: /metrics snapshots
 
 
 @dataclass
@@ -45,7 +45,7 @@ class Inputs:
     configs: list[SourceFile] = field(default_factory=list)  # MindIE model_gen_config.json
     maps: list[SourceFile] = field(default_factory=list)  # *.json that may be expert maps
     sglang: list[tuple[SourceFile, date | None]] = field(default_factory=list)
-    logs: list[SourceFile] = field(default_factory=list)  # EPLB lines, read by the command through the parsers
+    logs: list[SourceFile] = field(default_factory=list)  # EPLB lines and metrics, read through the parsers
     skipped: list[Skipped] = field(default_factory=list)
 
 
@@ -79,7 +79,7 @@ def classify(paths: list[str]) -> Inputs:
             out.sglang.append((item, day or day_of(rel, item.mtime)))
         elif low.endswith(".json"):
             out.maps.append(item)
-        elif low.endswith(LOG_SUFFIXES):
+        elif low.endswith(LOG_SUFFIXES) or low.rsplit("/", 1)[-1] == "metrics":
             out.logs.append(item)
     started = {folder_of(c.path) for c in out.configs}
     for d in out.dumps:

@@ -21,7 +21,7 @@ from datetime import date, timedelta
 import msgspec
 import polars as pl
 
-from diagnose.expertload import summaries
+from diagnose.expertload import gauges, summaries
 from diagnose.expertload.advise import advise as advise_on
 from diagnose.expertload.load import Loaded
 from diagnose.expertload.placement import recommend
@@ -137,7 +137,9 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
     if stage != "all":
         phys, logi = phys.filter(pl.col("stage") == stage), logi.filter(pl.col("stage") == stage)
     days_present = sorted(set(phys["day"].to_list()) | set(logi["day"].to_list()))
-    until = until or (days_present[-1] if days_present else None)
+    by_gauge = gauges.layer_days(eplb)
+    gauge_only = sorted(set(by_gauge["day"].to_list()) - set(days_present))
+    until = until or (max(days_present + gauge_only) if days_present or gauge_only else None)
     since = since or (until - timedelta(days=6) if until else None)
     placement = cur.source if len(fr.places) == 1 else f"maps:{len(fr.places)}"
     window = Window(since=since.isoformat() if since else None, until=until.isoformat() if until else None,
@@ -223,6 +225,8 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
     rmat = rt.sort("layer", "rank")
     result.rank_heatmap = [[int(round(v)) for v in part["tokens"].to_list()] for _, part in rmat.group_by("layer", maintain_order=True)]
     result.recommendation = _recommend(result, cur, len(ranks), main, target, n_exp)
+    gauges.fill(result, by_gauge.filter(pl.col("day").is_in(gauge_only) & pl.col("day").is_between(since, until)),
+                target, main if days_present else None)
     if advise:
         measured = [[x.rank_max_over_mean for x in d.layers[:main]] for d in result.days]
         result.advice = advise_on(daily, measured, len(ranks), target, result.recommendation.current_redundant_experts,

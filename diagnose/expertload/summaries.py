@@ -51,14 +51,22 @@ def missing(loads: pl.DataFrame, files: list[FileStat], cal: list[date], win_day
     return Missing(days=[d.isoformat() for d in cal if d not in win_days], rank_files=out)
 
 
+# Values where lower is worse (an even load is 1.0); for the others (imbalance, peak-to-average) higher is worse.
+BALANCEDNESS = ("eplb_balancedness", "eplb_pass_balancedness", "eplb_balancedness_last_1000")
+PER_LAYER = ("eplb_layer_imbalance", "eplb_gpu_physical_count")  # per layer: the trend's, not the summary's
+
+
 def eplb(frame: pl.DataFrame | None) -> Eplb:
-    """EPLB log values (vllm-ascend hotness imbalance, vLLM balancedness): per signal count, last, worst; series."""
+    """EPLB values (vllm-ascend hotness imbalance, vLLM and SGLang balancedness, MindIE FlashLB): per signal count,
+    last, worst; series. The per-layer metrics go to the trend instead (gauges.py)."""
+    if frame is not None and frame.height:
+        frame = frame.filter(~pl.col("signal").is_in(PER_LAYER))
     if frame is None or frame.height == 0:
         return Eplb()
     signals = {}
     for name in sorted(set(frame["signal"].to_list())):
         v = frame.filter(pl.col("signal") == name)["value"]
-        worst = v.min() if name == "eplb_balancedness" else v.max()
+        worst = v.min() if name in BALANCEDNESS else v.max()
         signals[name] = EplbSignal(v.len(), rnd(v[-1]), rnd(worst))
     series = [EplbPoint(r["ts"].isoformat(sep=" ") if r["ts"] else None, r["signal"], rnd(r["value"]))
               for r in frame.head(5000).iter_rows(named=True)]

@@ -72,6 +72,7 @@ class Window(msgspec.Struct, kw_only=True):
     shared_slots: int = 0  # slots that hold the shared expert (MindIE mix_shared_routing), out of the measures
     rank_estimated: bool = False  # some loads came per logical expert: rank tokens split over replicas
     days_with_data: list[str] = []
+    gauge_days: list[str] = []  # days no dump covers, whose per-layer rank max/mean come from the EPLB metrics
     tokens: int = 0
     previous_window_days: list[str] = []
 
@@ -135,6 +136,7 @@ class DayStats(msgspec.Struct, kw_only=True):
     rank_max_over_mean_layer_mean: float | None
     rank_max_over_mean_worst_layer: float | None
     layers: list[DayLayer]
+    source: str = "dump"  # "gauge": from the EPLB metrics only (rank max/mean per layer; no tokens)
 
 
 class TrendCell(msgspec.Struct, frozen=True):
@@ -142,6 +144,7 @@ class TrendCell(msgspec.Struct, frozen=True):
     layer: int
     rank_max_over_mean: float | None
     imbalance_max_over_mean: float | None
+    source: str = "dump"  # "gauge": a day no dump covers, from the EPLB metrics (expertload/gauges.py)
 
 
 class Summary(msgspec.Struct, kw_only=True):

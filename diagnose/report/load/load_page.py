@@ -97,6 +97,8 @@ def _warnings(result: dict[str, Any], msg: Messages) -> list[str]:
     warn = []
     if miss.get("days"):
         warn.append(msg("expertload.warn.no_dump", days=", ".join(miss["days"])))
+    if result["window"].get("gauge_days"):
+        warn.append(msg("expertload.warn.gauge_days", days=", ".join(result["window"]["gauge_days"])))
     if miss.get("rank_files"):
         warn.append(msg("expertload.warn.rank_files", files=", ".join(
             msg("expertload.warn.rank_file", day=m["day"], stage=m["stage"], rank=m["rank"]) for m in miss["rank_files"])))
