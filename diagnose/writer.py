@@ -58,6 +58,18 @@ def write_file(target: str | os.PathLike, data: str | bytes, what: str = "-o") -
         raise
 
 
+def write_folder(target: str | os.PathLike, files: dict[str, str | bytes], what: str) -> None:
+    """Create the folder ``target`` if needed and write each of ``files`` (name -> data) into it atomically, one
+    by one (a folder a tool reads whole, such as msit's input); raise WriteFailed on the first that fails."""
+    folder = Path(target)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteFailed(what, str(target), str(exc.strerror or exc)) from None
+    for name, data in files.items():
+        write_file(folder / name, data, what)
+
+
 def write_stream(text: str, err: bool = False, color: bool | None = None) -> None:
     """``text`` on standard output (or error); raise WriteFailed on a full disk. ``color``: as click.echo's
     (None: colour codes kept only on a terminal)."""

@@ -7,6 +7,7 @@ else: the analysis gets the EPLB values as a frame and returns a typed result th
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import date, datetime
 from pathlib import Path
@@ -17,8 +18,8 @@ import polars as pl
 
 from diagnose.commands.console import EXIT_CLEAN, EXIT_OUTPUT_FAILED, EXIT_USAGE, default_lang, write_output
 from diagnose.commands.exitcodes import EXIT_NOTHING_ANALYSED
-from diagnose.commands.outputs import put_stream
-from diagnose.expertload import gauges
+from diagnose.commands.outputs import put_folder, put_stream
+from diagnose.expertload import export, gauges
 from diagnose.expertload.load import load
 from diagnose.expertload.metrics import analyse
 from diagnose.ingest.metered import SourceFile
@@ -81,10 +82,18 @@ def eplb_lines(logs: list[SourceFile]) -> pl.DataFrame:
 @click.option("--format", "fmt", type=click.Choice(["html", "json", "markdown"]), default=None,
               help="Output format (default: from the -o suffix, else markdown).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
-@click.option("--map-out", type=click.Path(dir_okay=False, writable=True), help="Also write the suggested expert map JSON here.")
+@click.option("--map-out", type=click.Path(dir_okay=False, writable=True),
+              help="Also write the suggested expert map JSON here (vllm-ascend expert_map_path, MindIE expert_map_file).")
+@click.option("--sglang-out", type=click.Path(dir_okay=False, writable=True),
+              help="Also write the suggested placement as SGLang --init-expert-location JSON (physical_to_logical_map).")
+@click.option("--dense-layers", type=click.IntRange(0, 1000), default=None,
+              help="Dense decoder layers before the MoE layers, for --sglang-out (default: none for SGLang loads, "
+              "3 for 58 MoE layers: DeepSeek-V3/R1).")
+@click.option("--msit-out", type=click.Path(file_okay=False, writable=True),
+              help="Also write the window's load as an msit-ready folder (flat <stage>_<rank>.csv and model_gen_config.json).")
 @click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of the report (default: the locale).")
 def expert_load(paths, since, until, top, target, stage, layers, expert_map, first_window, advise, fmt, output, map_out,
-                lang=None):
+                sglang_out=None, dense_layers=None, msit_out=None, lang=None):
     """Weekly expert-load report from MindIE hotspot dumps (prefill/prefill_<rank>.csv, decode/decode_<rank>.csv,
     model_gen_config.json), SGLang expert-distribution dumps (expert_distribution_recorder_*.pt), expert map JSON
     and EPLB log lines: hot experts, imbalance per layer and day, and a suggested expert map.
@@ -133,5 +142,34 @@ def expert_load(paths, since, until, top, target, stage, layers, expert_map, fir
         data = msgspec.json.format(msgspec.json.encode(result.recommendation.expert_map), indent=1)
         write_output(map_out, (data + b"\n").decode("utf-8"), "--map-out", msg.lang)
         click.echo(msg("expertload.cli.wrote", path=map_out), err=True)
+    _exports(loaded, result, sglang_out, dense_layers, msit_out, msg)
     # Inputs were given and every one of them was refused: the report says why, and nothing was analysed.
     sys.exit(EXIT_CLEAN if counted else EXIT_NOTHING_ANALYSED)
+
+
+def _exports(loaded, result, sglang_out: str | None, dense_layers: int | None, msit_out: str | None, msg) -> None:
+    """--sglang-out and --msit-out (expertload/export.py); what could not be written is said, exit 6."""
+    if sglang_out:
+        if dense_layers is None:
+            sglang_numbered = any(f.source == "sglang" for f in loaded.files)
+            main = result.window.layers - result.window.mtp_layers
+            dense_layers = 0 if sglang_numbered else (export.DEEPSEEK_DENSE if main == 58 else 0)
+            if not sglang_numbered:
+                click.echo(msg("cli.warning", text=msg("expertload.cli.dense_layers", n=dense_layers)), err=True)
+        data = export.sglang_location(result, dense_layers)
+        if data is None:
+            click.echo(msg("cli.warning", text=msg("expertload.cli.no_placement", option="--sglang-out")), err=True)
+        else:
+            write_output(sglang_out, json.dumps(data) + "\n", "--sglang-out", msg.lang)
+            click.echo(msg("expertload.cli.wrote_sglang", path=sglang_out,
+                           redundant=result.recommendation.redundant_experts, ranks=result.window.ranks), err=True)
+    if msit_out:
+        files = export.msit_folder(loaded, result)
+        if not files:
+            click.echo(msg("cli.warning", text=msg("expertload.cli.no_placement", option="--msit-out")), err=True)
+            return
+        failures: list[str] = []
+        put_folder(msit_out, files, "--msit-out", msg.lang, failures)
+        if failures:
+            sys.exit(EXIT_OUTPUT_FAILED)
+        click.echo(msg("expertload.cli.wrote_msit", path=msit_out, n=len(files)), err=True)

@@ -284,4 +284,5 @@ def _recommend(result: ExpertLoadResult, cur: Placement, n_ranks: int, main: int
         current=measured,
         per_layer=[LayerAfter(i, before[i], rnd(a)) for i, a in enumerate(after)],
         tried=[Tried(**t) for t in rec["tried"]],
-        expert_map=msgspec.convert(map_json(rec["maps"], shared, cur.dangling), ExpertMap))
+        expert_map=msgspec.convert(map_json(rec["maps"], shared, cur.dangling), ExpertMap), shared_id=shared,
+        dangling=cur.dangling)

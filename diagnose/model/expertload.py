@@ -227,6 +227,8 @@ class Recommendation(msgspec.Struct, kw_only=True):
     per_layer: list[LayerAfter] = []
     tried: list[Tried] = []
     expert_map: ExpertMap | None = None
+    shared_id: int | None = None  # the shared expert's id the map carries on every device (MindIE), else None
+    dangling: int = 0  # leading devices of the map that hold only the shared expert (MindIE)
 
 
 class EplbSignal(msgspec.Struct, frozen=True):
