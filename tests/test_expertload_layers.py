@@ -70,6 +70,7 @@ def test_mtp_dumps_with_a_map_one_layer_short_and_the_config(tmp_path: Path):
     w = data["window"]
     assert (w["layers"], w["layers_source"], w["mtp_layers"]) == (L + 1, "config", 1)
     assert hot(data) == [HOT] and data["refused"] == [] and data["notes"] == []
+    assert "MTP layer 20 (a row of the dumps the map has none for)" in run(tmp_path, "markdown").stdout
 
 
 def test_mtp_dumps_with_a_map_one_layer_short_and_no_config(tmp_path: Path):

@@ -46,7 +46,8 @@ class Frames:
                       if p not in places]
         if not places:
             if loaded.slots:
-                places = [contiguous(loaded.n_layers, loaded.slots)]
+                places = [contiguous(loaded.n_layers, loaded.slots, loaded.config.get("num_of_experts") or None,
+                                     loaded.config.get("num_dangling_shared_experts") or 0)]
             else:
                 n_exp = int(loaded.logical["expert"].max()) + 1 if loaded.logical.height else 0
                 places = [contiguous(loaded.n_layers, {0: n_exp})]
@@ -61,6 +62,7 @@ class Frames:
             f = pl.concat([f] + [first.with_columns(layer=pl.lit(li, pl.Int32)) for li in range(p.n_layers, loaded.n_layers)])
             frames.append(f.with_columns(pid=pl.lit(i, pl.Int32)))
         self.pf = pl.concat(frames)
+        self.shared = pl.concat([p.shared_frame().with_columns(pid=pl.lit(i, pl.Int32)) for i, p in enumerate(places)])
         self.n_exp = max([p.n_experts() for p in places] + [int(self.pf["expert"].max() or -1) + 1])
         if loaded.logical.height:
             self.n_exp = max(self.n_exp, int(loaded.logical["expert"].max()) + 1)
@@ -145,7 +147,8 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
     window = Window(since=since.isoformat() if since else None, until=until.isoformat() if until else None,
                     stage=stage, layers=n_layers, ranks=len(ranks), experts=n_exp, placement=placement,
                     layers_source=loaded.layers_source, layers_votes=loaded.layers_votes, mtp_layers=loaded.mtp_layers,
-                    shared_slots=sum(1 for dev in (cur.layers[0] if cur.layers else []) for e in dev if e == cur.shared_id),
+                    shared_slots=sum(1 for dev in (cur.layers[0][cur.dangling:] if cur.layers else []) for e in dev
+                                     if e == cur.shared_id),
                     rank_estimated=bool(logi.height))
     spans = [PlacementSpan(p.source[4:] if p.source.startswith("map:") else p.source,
                            p.day.isoformat() if p.day else None,
@@ -164,6 +167,9 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
     win_days = [d for d in days_present if since <= d <= until]
     window.days_with_data = [d.isoformat() for d in win_days]
     window.tokens = int(win_p["tokens"].sum() + win_l["tokens"].sum())
+    window.dangling_devices = cur.dangling
+    window.shared_tokens = int(win_p.join(fr.pid_of(win_p["day"].unique().to_list()), on="day")
+                               .join(fr.shared, on=["pid", "layer", "rank", "slot"], how="semi")["tokens"].sum())
     window.previous_window_days = sorted({d.isoformat() for d in prev_p["day"].to_list() + prev_l["day"].to_list()})
     result.missing = summaries.missing(loaded.loads, loaded.files, cal, win_days, since, until)
     result.counting = summaries.counting(loaded.files, since, until, stage, loaded.first_window_max, loaded.first_window)

@@ -223,6 +223,7 @@ def render(typed: ExpertLoadResult, lang: str = "en") -> str:
         parts += [f"<script type=\"text/javascript\">{get_plotlyjs()}</script>", plotly_locale(msg)]
     parts += ["</head><body>", f"<h1>{e(msg('expertload.page.title', **span))}</h1>",
               f"<div class=\"meta\" id=\"subtitle\">{e(meta)}</div>", _kpis(result, msg)]
+    parts += [f"<p class=\"apart\" id=\"apart-{i}\">{e(text)}</p>" for i, text in enumerate(w.get("apart") or [])]
     parts += _warnings(result, msg)
     advice = (result.get("advice") or {}).get("text") or []
     if advice:

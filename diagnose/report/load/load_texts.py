@@ -44,6 +44,21 @@ def placement_source(source: str, msg: Messages) -> str:
     return msg.get(f"expertload.placement.{source}", source)
 
 
+def apart(result: ExpertLoadResult, msg: Messages) -> list[str]:
+    """What is measured but kept out of the routed-expert numbers: the shared expert's slots and dangling devices
+    (MindIE), the MTP layers; one sentence each, shown apart on the page and in Markdown."""
+    w = result.window
+    out = []
+    if w.shared_slots or w.dangling_devices:
+        out.append(msg("expertload.apart.shared", n=w.shared_slots, dangling=w.dangling_devices,
+                       tokens=f"{w.shared_tokens:,}"))
+    if w.mtp_layers:
+        first = w.layers - w.mtp_layers
+        out.append(msg("expertload.apart.mtp", n=w.mtp_layers,
+                       layers=", ".join(str(i) for i in range(first, w.layers))))
+    return out
+
+
 def refused(reason: str, params: dict[str, str], msg: Messages) -> str:
     return msg(f"expertload.refused.{reason}", **params)
 
@@ -54,6 +69,7 @@ def worded(result: ExpertLoadResult, msg: Messages) -> dict[str, Any]:
     w, c = out["window"], result.counting
     w["placement_text"] = placement_source(result.window.placement, msg)
     w["layers_from"] = layers_from(result.window.layers_source, result.window.layers_votes, msg)
+    w["apart"] = apart(result, msg)
     out["lang"] = msg.lang
     out["notes"] = [msg(n.key, **n.params) for n in result.notes]
     out["refused"] = [{"path": r.path, "reason": r.reason, "why": refused(r.reason, r.params, msg)} for r in result.refused]
