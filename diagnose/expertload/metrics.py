@@ -231,12 +231,18 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
     rmat = rt.sort("layer", "rank")
     result.rank_heatmap = [[int(round(v)) for v in part["tokens"].to_list()] for _, part in rmat.group_by("layer", maintain_order=True)]
     result.recommendation = _recommend(result, cur, len(ranks), main, target, n_exp)
-    gauges.fill(result, by_gauge.filter(pl.col("day").is_in(gauge_only) & pl.col("day").is_between(since, until)),
-                target, main if days_present else None)
     if advise:
         measured = [[x.rank_max_over_mean for x in d.layers[:main]] for d in result.days]
+        st = fr.expert_tokens(win_p, win_l, ("stage",)).filter(pl.col("layer") < main)
+        phases = {}
+        for (name,), part in st.group_by(["stage"]):
+            full = grid_e.filter(pl.col("layer") < main).join(part.drop("stage"), on=["layer", "expert"], how="left")
+            full = full.with_columns(pl.col("tokens").fill_null(0.0)).sort("layer", "expert")
+            phases[name] = [p["tokens"].to_list() for _, p in full.group_by("layer", maintain_order=True)]
         result.advice = advise_on(daily, measured, len(ranks), target, result.recommendation.current_redundant_experts,
-                                  bool(eplb is not None and eplb.height))
+                                  bool(eplb is not None and eplb.height), phases)
+    gauges.fill(result, by_gauge.filter(pl.col("day").is_in(gauge_only) & pl.col("day").is_between(since, until)),
+                target, main if days_present else None)
     return result
 
 

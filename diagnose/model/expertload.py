@@ -262,9 +262,19 @@ class PlacementSpan(msgspec.Struct, frozen=True):
 class AdviceCheck(msgspec.Struct, frozen=True):
     """One piece of evidence behind the advice: a code, whether it points to a trial, and its numbers."""
 
-    code: str  # "windows", "rank_imbalance", "hot_overlap", "holdout", "eplb_running"
+    code: str  # "windows", "rank_imbalance", "hot_overlap", "today", "phases", "holdout", "eplb_running"
     supports_trial: bool | None  # None: not enough data to say
     values: dict[str, float] = {}
+
+
+class AdviceOption(msgspec.Struct, frozen=True):
+    """One redundancy tried by ``--advise``: a placement fitted on each day, scored on the next (held out)."""
+
+    redundant_experts: int
+    measured: float  # the held-out days' measured rank max/mean, mean over layers
+    estimated: float  # the same with the fitted placement
+    worst: float  # its worst layer
+    gain: float  # percent lower than measured
 
 
 class Advice(msgspec.Struct, kw_only=True):
@@ -273,6 +283,8 @@ class Advice(msgspec.Struct, kw_only=True):
     verdict: str
     windows: int
     checks: list[AdviceCheck] = []
+    options: list[AdviceOption] = []
+    conditions: list[AdviceCheck] = []  # what would change the verdict, with its levels
     redundant_experts: int | None = None  # the smallest redundancy whose holdout estimate reaches the target
 
 

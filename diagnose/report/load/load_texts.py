@@ -110,5 +110,11 @@ def advice_lines(result: ExpertLoadResult, msg: Messages) -> list[str]:
         values = {k: (f"{v:.3g}" if isinstance(v, float) else v) for k, v in ch.values.items()}
         mark = {True: "+", False: "-", None: "?"}[ch.supports_trial]
         lines.append(f"{mark} " + msg(f"expertload.advice.check.{ch.code}", **values))
+    for o in a.options:
+        lines.append("  " + msg("expertload.advice.option", redundant=o.redundant_experts, measured=f"{o.measured:.3g}",
+                                estimated=f"{o.estimated:.3g}", worst=f"{o.worst:.3g}", gain=f"{o.gain:.3g}"))
+    for c in a.conditions:
+        values = {k: (f"{v:.3g}" if isinstance(v, float) else v) for k, v in c.values.items()}
+        lines.append(msg(f"expertload.advice.condition.{c.code}", **values))
     lines.append(msg("expertload.advice.timing"))
     return lines
