@@ -83,7 +83,8 @@ def classify(paths: list[str]) -> Inputs:
             out.logs.append(item)
     started = {folder_of(c.path) for c in out.configs}
     for d in out.dumps:
-        d.with_service = folder_of(d.src.path) in started
+        # MindIE writes the config into each stage folder; a collected bundle may keep one beside the stage folders
+        d.with_service = folder_of(d.src.path) in started or folder_of(folder_of(d.src.path)) in started
     return out
 
 
