@@ -191,6 +191,8 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
     frames_l = logical.sglang_dumps(inputs.sglang, files, refused, notes)
     frames_l += logical.json_loads(others, files, refused, notes, first_window, first_window_max)
     logical_loads = pl.concat(frames_l) if frames_l else pl.DataFrame(schema=LOGICAL)
+    if logical_loads.height and loads.height:  # two kinds of source in one run: their loads add up layer by layer
+        notes.append(_note("expertload.note.mixed_sources"))
     if logical_loads.height and not layers:
         layers, source = int(logical_loads["layer"].max()) + 1, "logical"
         if placements:
