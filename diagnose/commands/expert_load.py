@@ -71,7 +71,8 @@ def eplb_lines(logs: list[SourceFile]) -> pl.DataFrame:
 @click.option("--stage", type=click.Choice(["all", "prefill", "decode"]), default="all", show_default=True,
               help="Which dumps to count.")
 @click.option("--layers", type=click.IntRange(1, 1000),
-              help="MoE layers per dump block (default: model_gen_config.json, else the expert map's, else detected).")
+              help="Rows per dump block, MTP included (default: model_gen_config.json, else the period the dumps "
+              "show, else the expert map's layers; they must agree).")
 @click.option("--expert-map", "expert_map", type=click.Path(exists=True, dir_okay=False),
               help="Current expert map JSON (default: the *.json maps among the inputs, by day, else contiguous).")
 @click.option("--first-window", "first_window", type=click.Choice(FIRST_WINDOW_POLICIES), default="auto",
@@ -95,8 +96,10 @@ def eplb_lines(logs: list[SourceFile]) -> pl.DataFrame:
 def expert_load(paths, since, until, top, target, stage, layers, expert_map, first_window, advise, fmt, output, map_out,
                 sglang_out=None, dense_layers=None, msit_out=None, lang=None):
     """Weekly expert-load report from MindIE hotspot dumps (prefill/prefill_<rank>.csv, decode/decode_<rank>.csv,
-    model_gen_config.json), SGLang expert-distribution dumps (expert_distribution_recorder_*.pt), expert map JSON
-    and EPLB log lines: hot experts, imbalance per layer and day, and a suggested expert map.
+    model_gen_config.json), SGLang expert-distribution dumps (expert_distribution_recorder_*.pt) and logical_count
+    JSON, MindSpeed-RL token-collect JSON, expert maps, and the EPLB lines and /metrics snapshots of vLLM,
+    vllm-ascend, SGLang and MindIE: hot experts, imbalance per layer and day, and a suggested placement for
+    vllm-ascend and MindIE (--map-out), SGLang (--sglang-out) or msit (--msit-out).
 
     \b
     Example: diagnose expert-load /data/hotspot/ -o report.html
