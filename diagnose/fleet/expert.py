@@ -105,16 +105,17 @@ def loaded_from(parts: list[Part]) -> tuple[Loaded, pl.DataFrame] | None:
     kept, refused, notes = [], [], []
     for part, m in zip(having, metas):
         own = collect([part], "expert_dumps")["path"].to_list()
-        if not own or (m.get("rows") == settled.rows
-                       and set(m.get("rows_refused") or ()) == {d for d in own if d in settled.refused_dumps}):
-            kept.append((part, m))
+        counted = {d for d in own if d not in (m.get("rows_refused") or ())}
+        wanted = {d for d in own if d not in settled.refused_dumps}
+        if counted == wanted and (not counted or m.get("rows") == settled.rows):
+            kept.append((part, m))  # the node counted what the fleet would, at the fleet's rows per block
             continue
-        # counted at rows per block the fleet does not hold: the dataset has no dump to cut again
+        # counted at rows per block the fleet does not hold, or not counted: the dataset has no dump to cut again
         node_rows, fleet_rows = m.get("rows") or "-", settled.rows or "-"
         refused += [refuse(d, "node_rows", node=part.partition.node, rows=node_rows, fleet=fleet_rows)
-                    for d in own if d not in settled.refused_dumps and d not in (m.get("rows_refused") or ())]
+                    for d in own if d in wanted]
         notes.append(Note("expertload.note.node_rows", {"node": part.partition.node, "rows": str(node_rows),
-                                                        "fleet": str(fleet_rows), "n": str(len(own))}))
+                                                        "fleet": str(fleet_rows), "n": str(len(wanted))}))
     slots: dict[int, int] = {}
     for _, m in kept:
         for rank, n in (m.get("slots") or {}).items():
