@@ -5,7 +5,8 @@ report and a failed write (an unwritable folder, a full disk) leaves the target 
 (``write_file``), or streamed when it is too large to hold (``replacing``: an incident bundle). A target that is
 no regular file (``/dev/null``, ``/dev/stdout``, a FIFO, ``/dev/full``) is written as it is: a rename would put a
 regular file in place of the device. A file that grows by whole lines (watch's JSON lines) is appended to, one
-line per call (``append_line``): a reader of a growing file sees each line whole or not at all. A failure raises
+line per call (``append_line``): a reader of a growing file sees each line whole or not at all. A folder of files
+a tool reads whole (msit's input) is written file by file, each atomically (``write_folder``). A failure raises
 ``WriteFailed`` with its parts (what was written, where, the operating system's reason); the command says it in
 the run's language (diagnose/commands/outputs.py ``failure_line``) and exits 6. A stream whose reader went away
 (``| head``) is no failure: the rest is dropped.
@@ -82,6 +83,18 @@ def append_line(target: str | os.PathLike, line: str, what: str) -> None:
             os.fsync(fh.fileno())
     except OSError as exc:
         raise WriteFailed(what, str(target), str(exc.strerror or exc)) from None
+
+
+def write_folder(target: str | os.PathLike, files: dict[str, str | bytes], what: str) -> None:
+    """Create the folder ``target`` if needed and write each of ``files`` (name -> data) into it atomically, one
+    by one (a folder a tool reads whole, such as msit's input); raise WriteFailed on the first that fails."""
+    folder = Path(target)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteFailed(what, str(target), str(exc.strerror or exc)) from None
+    for name, data in files.items():
+        write_file(folder / name, data, what)
 
 
 def write_stream(text: str, err: bool = False, color: bool | None = None) -> None:

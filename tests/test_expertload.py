@@ -257,6 +257,7 @@ def test_eplb_signals_both_formats(tmp_path: Path):
         (2, "eplb_imbalance_current_mean"): 1.372, (2, "eplb_imbalance_current_max"): 2.41,
         (2, "eplb_imbalance_updated_mean"): 1.041, (2, "eplb_imbalance_updated_max"): 1.122,
         (3, "eplb_balancedness"): 0.52, (3, "eplb_avg_tokens"): 10388.2, (3, "eplb_max_tokens"): 19977.0,
+        (3, "eplb_steps_to_rearrangement"): 3000.0,
     }
     from diagnose.commands.expert_load import eplb_lines
 

@@ -184,6 +184,25 @@ def test_advise_recommends_a_trial_on_a_persistently_skewed_week(tmp_path: Path)
     assert checks["holdout"]["supports_trial"] and checks["holdout"]["values"]["gain"] > 5
     assert err.splitlines()[0].startswith("recommend_trial")  # the answer on standard error too
     assert a["text"][-1].startswith("Timing was not collected")
+    # what it costs today, every redundancy tried (0, 16, 32 on 16 ranks) and what would change the answer
+    assert checks["today"]["values"]["worst"] > 1.5 and checks["today"]["supports_trial"]
+    assert [o["redundant_experts"] for o in a["options"]] == [0, 16, 32]
+    assert all(o["estimated"] < o["measured"] for o in a["options"])
+    assert [c["code"] for c in a["conditions"]] == ["if_recommended"]
+    assert any(line.startswith("This changes to not_recommended_now") for line in a["text"])
+
+
+def test_advise_compares_the_hot_experts_of_prefill_and_decode(tmp_path: Path):
+    import shutil
+
+    make_mindie_week(tmp_path)
+    for folder in sorted(tmp_path.glob("*/decode")):  # the same load in prefill: the phases share their hot experts
+        shutil.copytree(folder, folder.parent / "prefill")
+        for f in (folder.parent / "prefill").glob("decode_*.csv"):
+            f.rename(f.with_name(f.name.replace("decode", "prefill")))
+    a = run(tmp_path, "--advise")[0]["advice"]
+    phases = {c["code"]: c for c in a["checks"]}["phases"]
+    assert phases["supports_trial"] and phases["values"]["overlap"] == 1.0 and phases["values"]["layers"] == 3
 
 
 def test_advise_on_an_even_week_and_on_one_day(tmp_path: Path):

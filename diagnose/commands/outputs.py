@@ -19,7 +19,7 @@ import click
 from diagnose.commands.exitcodes import EXIT_OUTPUT_FAILED
 from diagnose.messages import messages
 from diagnose.report import formats
-from diagnose.writer import WriteFailed, write_file, write_stream
+from diagnose.writer import WriteFailed, write_file, write_folder, write_stream
 
 FORMATS = formats.names()
 MACHINE = tuple(f.name for f in formats.FORMATS if f.machine)
@@ -70,6 +70,15 @@ def put_file(target: str, text: str, what: str, lang: str, failures: list[str]) 
     """Write one file; a failure is said on standard error and kept in ``failures`` (in English)."""
     try:
         write_file(target, text, what)
+    except WriteFailed as exc:
+        _say(failure_line(exc, lang))
+        failures.append(str(exc))
+
+
+def put_folder(target: str, files: dict[str, str | bytes], what: str, lang: str, failures: list[str]) -> None:
+    """Write a folder of files; a failure is said on standard error and kept in ``failures`` (in English)."""
+    try:
+        write_folder(target, files, what)
     except WriteFailed as exc:
         _say(failure_line(exc, lang))
         failures.append(str(exc))

@@ -10,9 +10,14 @@ from one window to the next, fit a placement on one window and score it on the n
   of the days (it supports a trial from ``MIN_PERSISTENT_SHARE``).
 * ``hot_overlap``: per layer, the hot experts (at least twice the layer mean) of one day against the next
   (Jaccard), averaged; a placement fitted on yesterday helps today only when the hot set stays.
-* ``holdout``: for each pair of consecutive days, a placement fitted on the first (placement.py, with the
-  current redundancy, then one more expert per rank) is scored on the second, against the second day's measured
-  ratio. The smallest redundancy whose held-out worst layer reaches the target is reported.
+* ``today``: the last day's measured rank max/mean (mean and worst layer): what the imbalance costs now.
+* ``phases``: per layer, the hot experts of prefill against decode (Jaccard), averaged: a placement serves both
+  phases only when they share their hot experts (MindIE dumps them apart; sources without stages say nothing).
+* ``holdout``: for each pair of consecutive days, a placement fitted on the first (placement.py) is scored on the
+  second, against the second day's measured ratio, with the current redundancy, one and two more experts per
+  rank (0, 16 and 32 on 16 ranks): every option is in ``options``. The smallest redundancy whose held-out worst
+  layer reaches the target is the one reported, else the one with the best gain.
+* ``conditions``: what would change the answer, with the levels it is decided at and the values measured.
 * ``eplb_running``: EPLB log lines were found, so loads may already be rebalanced (the evidence is then weaker).
 
 A trial is recommended when the held-out placement lowers the measured mean over layers of the rank max/mean by
@@ -23,7 +28,7 @@ imbalance or the hot set persists; else it is not recommended now. Timing (the c
 from __future__ import annotations
 
 from diagnose.expertload.placement import max_over_mean, place_layer, rank_loads
-from diagnose.model.expertload import Advice, AdviceCheck
+from diagnose.model.expertload import Advice, AdviceCheck, AdviceOption
 
 MIN_WINDOWS = 2
 MIN_PERSISTENT_SHARE = 0.25
@@ -59,12 +64,14 @@ def _holdout(days: list[list[list[float]]], measured: list[list[float | None]], 
 
 
 def advise(days: list[list[list[float]]], measured: list[list[float | None]], n_ranks: int, target: float,
-           current_redundant: int, eplb_running: bool) -> Advice:
+           current_redundant: int, eplb_running: bool, phases: dict[str, list[list[float]]] | None = None) -> Advice:
     """``days``: per day, per main layer, the tokens of each logical expert; ``measured``: per day, per layer,
-    the measured rank max/mean."""
+    the measured rank max/mean; ``phases``: per stage (prefill, decode), per main layer, the window's tokens of
+    each logical expert."""
     checks = [AdviceCheck("windows", len(days) >= MIN_WINDOWS, {"n": float(len(days)), "min": float(MIN_WINDOWS)})]
     if len(days) < MIN_WINDOWS or n_ranks < 2 or not days[0]:
-        return Advice(verdict="insufficient_evidence", windows=len(days), checks=checks)
+        return Advice(verdict="insufficient_evidence", windows=len(days), checks=checks,
+                      conditions=[AdviceCheck("needs_data", None, {"min": float(MIN_WINDOWS)})])
     n_layers = len(days[0])
     over = 0
     for li in range(n_layers):
@@ -87,28 +94,60 @@ def advise(days: list[list[list[float]]], measured: list[list[float | None]], n_
     stable = overlap >= MIN_OVERLAP and persistent > 0
     checks.append(AdviceCheck("hot_overlap", stable if overlaps else None,
                               {"overlap": round(overlap, 3), "layers": float(persistent)}))
+    checks += _today(measured, target)
+    checks += _phases(phases or {})
     step = n_ranks
-    best = None
-    red = current_redundant
+    n_exp = len(days[0][0])
+    options = []
     for red in (current_redundant, current_redundant + step, current_redundant + 2 * step):
-        n_exp = len(days[0][0])
         if (n_exp + red) % n_ranks:
             continue
         m, e, worst = _holdout(days, measured, n_ranks, red)
-        best = (red, m, e, worst)
-        if worst <= target:
-            break
-    if best is None:
-        return Advice(verdict="insufficient_evidence", windows=len(days), checks=checks)
-    red, m, e, worst = best
-    gain = (m - e) / m if m else 0.0
-    helps = gain >= MIN_GAIN
-    checks.append(AdviceCheck("holdout", helps, {"measured": round(m, 4), "estimated": round(e, 4),
-                                                 "worst": round(worst, 4), "gain": round(100 * gain, 1),
-                                                 "redundant": float(red)}))
+        options.append(AdviceOption(red, round(m, 4), round(e, 4), round(worst, 4),
+                                    round(100 * (m - e) / m, 1) if m else 0.0))
+    if not options:
+        return Advice(verdict="insufficient_evidence", windows=len(days), checks=checks,
+                      conditions=[AdviceCheck("needs_data", None, {"min": float(MIN_WINDOWS)})])
+    # the smallest redundancy whose held-out worst layer reaches the target, else the best held-out gain
+    best = next((o for o in options if o.worst <= target), max(options, key=lambda o: o.gain))
+    helps = best.gain >= 100 * MIN_GAIN
+    checks.append(AdviceCheck("holdout", helps, {"measured": best.measured, "estimated": best.estimated,
+                                                 "worst": best.worst, "gain": best.gain,
+                                                 "redundant": float(best.redundant_experts)}))
     if eplb_running:
         checks.append(AdviceCheck("eplb_running", None, {}))
     # The held-out gain is the evidence that counts (it is the step time lost to the slowest rank, summed over
     # layers); persistence, of the imbalance or of the hot set, says the gain will hold past the next day.
     verdict = "recommend_trial" if helps and (imbalance or stable) else "not_recommended_now"
-    return Advice(verdict=verdict, windows=len(days), checks=checks, redundant_experts=red if helps else None)
+    levels = {"gain": best.gain, "min_gain": 100 * MIN_GAIN, "share": round(100 * share, 1),
+              "min_share": 100 * MIN_PERSISTENT_SHARE, "overlap": round(overlap, 3), "min_overlap": MIN_OVERLAP,
+              "redundant": float(best.redundant_experts)}
+    conditions = [AdviceCheck("if_recommended" if verdict == "recommend_trial" else "if_not_recommended", None, levels)]
+    return Advice(verdict=verdict, windows=len(days), checks=checks, options=options, conditions=conditions,
+                  redundant_experts=best.redundant_experts if helps else None)
+
+
+def _today(measured: list[list[float | None]], target: float) -> list[AdviceCheck]:
+    """The imbalance of the last day: what the hot experts cost now, before any rebalancing."""
+    last = [m for m in (measured[-1] if measured else []) if m is not None]
+    if not last:
+        return []
+    over = sum(m > target for m in last)
+    return [AdviceCheck("today", over > 0, {"mean": round(sum(last) / len(last), 4), "worst": round(max(last), 4),
+                                            "over": float(over), "of": float(len(last)), "target": target})]
+
+
+def _phases(phases: dict[str, list[list[float]]]) -> list[AdviceCheck]:
+    """Whether prefill and decode make the same experts hot: one placement serves both only when they do."""
+    if not {"prefill", "decode"} <= set(phases):
+        return []
+    overlaps, same = [], 0
+    for a_row, b_row in zip(phases["prefill"], phases["decode"]):
+        a, b = _hot(a_row), _hot(b_row)
+        if a or b:
+            overlaps.append(len(a & b) / len(a | b))
+            same += bool(a & b)
+    if not overlaps:
+        return [AdviceCheck("phases", None, {"overlap": 0.0, "layers": 0.0})]
+    overlap = sum(overlaps) / len(overlaps)
+    return [AdviceCheck("phases", overlap >= MIN_OVERLAP, {"overlap": round(overlap, 3), "layers": float(same)})]

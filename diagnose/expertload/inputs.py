@@ -13,6 +13,7 @@ from datetime import date, datetime
 import regex
 
 from diagnose.expertload.readers.mindie_dumps import CONFIG_NAME, DUMP_NAME
+from diagnose.expertload.readers.mindspeed import NAME as MINDSPEED_NAME
 from diagnose.expertload.readers.sglang import NAME as SGLANG_NAME
 from diagnose.expertload.readers.sglang import day_of_name
 from diagnose.ingest.metered import SourceFile
@@ -20,7 +21,7 @@ from diagnose.ingest.walk import iter_sources
 from diagnose.model import Skipped
 
 DAY_IN_PATH = regex.compile(r"(?<!\d)(20\d\d)-?(0[1-9]|1[0-2])-?(0[1-9]|[12]\d|3[01])(?!\d)")
-LOG_SUFFIXES = (".log", ".txt", ".out", ".err")
+LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".prom")  # and files named metrics: /metrics snapshots
 
 
 @dataclass
@@ -30,6 +31,13 @@ class DumpFile:
     day: date | None
     display: str
     src: SourceFile
+    # Its folder holds model_gen_config.json: MindIE rank 0 writes that file at start-up into a folder that must
+    # hold no CSV (start-up fails otherwise), so every dump in the folder began with that start (windows.py).
+    with_service: bool = False
+
+    @property
+    def folder(self) -> str:
+        return folder_of(self.src.path)
 
 
 @dataclass
@@ -38,7 +46,7 @@ class Inputs:
     configs: list[SourceFile] = field(default_factory=list)  # MindIE model_gen_config.json
     maps: list[SourceFile] = field(default_factory=list)  # *.json that may be expert maps
     sglang: list[tuple[SourceFile, date | None]] = field(default_factory=list)
-    logs: list[SourceFile] = field(default_factory=list)  # EPLB lines, read by the command through the parsers
+    logs: list[SourceFile] = field(default_factory=list)  # EPLB lines and metrics, read through the parsers
     skipped: list[Skipped] = field(default_factory=list)
 
 
@@ -72,9 +80,27 @@ def classify(paths: list[str]) -> Inputs:
             out.sglang.append((item, day or day_of(rel, item.mtime)))
         elif low.endswith(".json"):
             out.maps.append(item)
-        elif low.endswith(LOG_SUFFIXES):
+        elif low.endswith(LOG_SUFFIXES) or low.rsplit("/", 1)[-1] == "metrics":
             out.logs.append(item)
+    started = {folder_of(c.path) for c in out.configs}
+    for d in out.dumps:
+        # MindIE writes the config into each stage folder; a collected bundle may keep one beside the stage folders
+        d.with_service = folder_of(d.src.path) in started or folder_of(folder_of(d.src.path)) in started
     return out
+
+
+def holds_loads(rel: str) -> bool:
+    """Whether a file is one whose name says it holds expert loads: a MindIE dump, an SGLang recorder dump, a
+    MindSpeed-RL token-collect JSON (a fleet's extraction loads the expert load only for a node that has one)."""
+    rel = rel.replace("\\", "/")
+    return bool(DUMP_NAME.search(rel) or SGLANG_NAME.search(rel) or MINDSPEED_NAME.search(rel))
+
+
+def folder_of(rel: str) -> str:
+    """The folder of a path (inside an archive too: ``a.zip!day/decode/decode_0.csv`` -> ``a.zip!day/decode``)."""
+    rel = rel.replace("\\", "/")
+    cut = max(rel.rfind("/"), rel.rfind("!"))
+    return rel[:cut] if cut >= 0 else ""
 
 
 def natural_key(text: str) -> tuple:

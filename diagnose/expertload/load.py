@@ -1,10 +1,13 @@
 """The expert-load inputs read and counted: ``load`` sends each file to its reader (inputs.py, readers/), decides
 the rows per block, counts every MindIE dump's windows (windows.py) into one frame of loads per day, stage, rank,
-layer and slot, and gathers the logical loads of the sources that count per expert (SGLang).
+layer and slot, and gathers the logical loads of the sources that count per expert (logical.py: SGLang dumps and
+JSON, MindSpeed-RL snapshots).
 
 Rows per block, in order of trust: ``--layers``; ``num_moe_layers`` of ``model_gen_config.json``; the period the
-dumps show when it is the map's layer count or one or two more (the MTP layers, which the map has no row for);
-the map's layer count; the period alone.
+dumps show; the map's layer count. When they disagree the inconsistent input is refused, never cut at a guessed
+row (layers.py). The facts that decision is taken from are kept in ``Loaded.facts`` and the result is put
+together by ``assemble``, so a fleet that gathers every node's facts and counts decides and reports as one run
+over every node's files (diagnose/fleet/expert.py).
 """
 
 from __future__ import annotations
@@ -15,8 +18,11 @@ from typing import Any
 
 import polars as pl
 
-from diagnose.expertload.inputs import Inputs, classify, day_of, natural_key
-from diagnose.expertload.readers import mindie_dumps as mindie, sglang
+from diagnose.expertload import logical
+from diagnose.expertload.inputs import DumpFile, Inputs, classify, day_of, folder_of, natural_key
+from diagnose.expertload.layers import DumpRef, Facts, Settled, samples_of, settle, vote_config
+from diagnose.expertload.logical import LOGICAL
+from diagnose.expertload.readers import mindie_dumps as mindie
 from diagnose.expertload.readers.maps import Placement, read_map
 from diagnose.expertload.windows import FIRST_WINDOW_MAX_INTERVALS, Scan, chain_loads, median, scan
 from diagnose.ingest.metered import SourceFile
@@ -24,17 +30,16 @@ from diagnose.ingest.walk import iter_sources
 from diagnose.model import Skipped
 from diagnose.model.expertload import FileStat, Note, Refused
 
-__all__ = ["FIRST_WINDOW_MAX_INTERVALS", "FileStat", "Loaded", "Placement", "load"]
+__all__ = ["FIRST_WINDOW_MAX_INTERVALS", "FileStat", "Loaded", "Placement", "assemble", "load"]
 
-PERIOD_SAMPLES = 8  # the largest dumps whose period decides the rows per block when nothing else says it
 PHYSICAL = {"day": pl.Date, "stage": pl.String, "rank": pl.Int32, "layer": pl.Int32, "slot": pl.Int32, "tokens": pl.Int64}
-LOGICAL = {"day": pl.Date, "stage": pl.String, "layer": pl.Int32, "expert": pl.Int32, "tokens": pl.Int64}
+MIXED = "expertload.note.mixed_sources"  # MindIE dumps and per-expert loads read together
 
 
 @dataclass
 class Loaded:
     loads: pl.DataFrame  # PHYSICAL: one row per cell, per file/day
-    n_layers: int  # rows per block (MTP layers included)
+    n_layers: int  # rows per block (MTP layers included); without dumps, the logical loads' layers
     slots: dict[int, int]  # rank -> physical slots (columns)
     placements: list[Placement]  # expert maps, by day (the one given with --expert-map alone)
     logical: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=LOGICAL))  # SGLang: per logical expert
@@ -47,10 +52,10 @@ class Loaded:
     layers_votes: tuple[int, str] = (0, "")  # detected: how many files agreed, and one of them
     first_window_max: float = FIRST_WINDOW_MAX_INTERVALS
     mtp_layers: int = 0
+    first_window: str = "auto"  # --first-window (windows.py)
     config: dict[str, int] = field(default_factory=dict)
-    # the largest dumps and the period each showed (None: unreadable or refused), which the rows per block were
-    # detected from: a fleet puts its nodes' samples together and decides as one run over every dump would
-    period_samples: list[PeriodSample] = field(default_factory=list)
+    rows: int | None = None  # rows per block the MindIE dumps were cut at (None: none could be)
+    facts: Facts = field(default_factory=Facts)  # what the rows per block were decided from (layers.py)
 
     @property
     def placement(self) -> Placement | None:
@@ -61,28 +66,31 @@ def _note(key: str, **params: Any) -> Note:
     return Note(key, {k: str(v) for k, v in params.items()})
 
 
-def _config(inputs: Inputs, refused: list[Refused]) -> dict[str, int]:
-    votes: dict[tuple, int] = {}
+def _configs(inputs: Inputs) -> list[tuple[str, dict[str, int]]]:
+    """Every ``model_gen_config.json`` read, with its folder, in the order read."""
+    out = []
     for src in inputs.configs:
         got = mindie.read_config(src)
         if got is not None:
-            key = tuple(sorted(got.items()))
-            votes[key] = votes.get(key, 0) + 1
-    return dict(max(votes, key=lambda k: votes[k])) if votes else {}
+            out.append((folder_of(src.path), got))
+    return out
 
 
 def _maps(inputs: Inputs, expert_map: str | None, config: dict[str, int], refused: list[Refused],
-          notes: list[Note]) -> list[Placement]:
+          notes: list[Note], others: list[SourceFile]) -> list[Placement]:
+    """The expert maps among the JSON inputs, by day (or the one given); the other JSON files go to ``others``."""
     n_routed = config.get("num_of_experts") or None
     dangling = config.get("num_dangling_shared_experts") if config else None
     if expert_map:
         srcs = [s for s in iter_sources([expert_map]) if isinstance(s, SourceFile)]
         got = read_map(srcs[0], n_routed, dangling) if srcs else None
         if isinstance(got, Placement):
+            others.extend(m for m in inputs.maps if m.path != srcs[0].path)
             return [got]
         if isinstance(got, Refused):
             refused.append(got)
         notes.append(_note("expertload.note.map_unreadable", path=expert_map))
+        others.extend(inputs.maps)
         return []
     out = []
     for src in sorted(inputs.maps, key=lambda s: natural_key(s.path)):
@@ -92,89 +100,21 @@ def _maps(inputs: Inputs, expert_map: str | None, config: dict[str, int], refuse
             out.append(got)
         elif isinstance(got, Refused):
             refused.append(got)  # a JSON with no layer_list is no map (None); a broken map is said
+        else:
+            others.append(src)
     out.sort(key=lambda p: (p.day or date.min))
     return out
 
 
-@dataclass(frozen=True)
-class PeriodSample:
-    """One of the largest dumps, where it sorts among the dumps, and the period its rows showed."""
-
-    stage: str
-    rank: int
-    day: str | None
-    display: str
-    size: int
-    period: int | None  # None: refused, or no period found
-
-    def order(self) -> tuple:
-        """The order of ``load``'s dumps: stage, rank, day, then the name."""
-        return (self.stage, self.rank, self.day or "", natural_key(self.display))
-
-
-def _samples(dumps: list, checked: dict[str, int]) -> list[PeriodSample]:
-    """The period each of a few large dumps shows (``dumps`` in load's order)."""
-    out = []
-    for d in sorted(dumps, key=lambda d: -(d.src.size or 0))[:PERIOD_SAMPLES]:
-        got = None
-        if d.display in checked:
-            try:
-                got = mindie.detect_layers(d.src, checked[d.display])
-            except Exception:  # noqa: BLE001 - a file that cannot be read is reported when it is counted
-                got = None
-        out.append(PeriodSample(d.stage, d.rank, d.day.isoformat() if d.day else None, d.display,
-                                int(d.src.size or 0), got or None))
-    return out
-
-
-def period_of(samples: list[PeriodSample]) -> tuple[int | None, tuple[int, str]]:
-    """The period most of the largest dumps show, with how many showed it and the first of them. ``samples``
-    may come from several nodes: the largest of all are taken, in load's order."""
-    ordered = sorted(sorted(samples, key=PeriodSample.order), key=lambda x: -x.size)[:PERIOD_SAMPLES]
-    votes: dict[int, list[str]] = {}
-    for x in ordered:
-        if x.period:
-            votes.setdefault(x.period, []).append(x.display)
-    if not votes:
-        return None, (0, "")
-    best = max(votes, key=lambda k: (len(votes[k]), -k))
-    return best, (len(votes[best]), votes[best][0])
-
-
-def rows_per_block(layers: int | None, config: dict[str, int], current: Placement | None,
-                   samples: list[PeriodSample] | None) -> tuple[int | None, str, tuple[int, str], int]:
-    """(rows per block, where they came from, the votes of the dumps that showed them, MTP layers), in the order
-    of trust of the module docstring; ``samples`` is None without dumps."""
-    source, votes = ("option" if layers else ""), (0, "")
-    if layers is None and config:
-        layers, source = config["num_moe_layers"], "config"
-    if layers is None and samples is not None:
-        period, pvotes = period_of(samples)
-        if current is not None and period is not None and 0 <= period - current.n_layers <= 2:
-            layers, source, votes = period, "map", pvotes
-        elif current is not None:
-            layers, source = current.n_layers, "map"
-        elif period is not None:
-            layers, source, votes = period, "detected", pvotes
-    return layers, source, votes, mtp_of(layers, current)
-
-
-def mtp_of(layers: int | None, current: Placement | None) -> int:
-    """Rows per block beyond the map's layers (one or two): the MTP layers."""
-    if layers and current is not None and 0 < layers - current.n_layers <= 2:
-        return layers - current.n_layers
-    return 0
-
-
 def load(paths: list[str], layers: int | None = None, expert_map: str | None = None,
-         first_window_max: float = FIRST_WINDOW_MAX_INTERVALS) -> Loaded:
+         first_window_max: float = FIRST_WINDOW_MAX_INTERVALS, first_window: str = "auto") -> Loaded:
     """Read every source under ``paths`` (module docstring); nothing is raised for bad input, it is refused."""
     inputs = classify(paths)
     refused: list[Refused] = []
     notes: list[Note] = []
-    config = _config(inputs, refused)
-    placements = _maps(inputs, expert_map, config, refused, notes)
-    current = placements[-1] if placements else None
+    configs = _configs(inputs)
+    others: list[SourceFile] = []
+    maps = _maps(inputs, expert_map, vote_config(configs)[0], refused, notes, others)
     inputs.dumps.sort(key=lambda d: (d.stage, d.rank, d.day or date.min, natural_key(d.display)))
     checked: dict[str, int] = {}
     for d in inputs.dumps:
@@ -186,17 +126,35 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
             refused.append(bad)
         else:
             checked[d.display] = lines
-    samples = _samples(inputs.dumps, checked) if layers is None and not config and inputs.dumps else []
-    layers, source, votes, mtp = rows_per_block(layers, config, current, samples if inputs.dumps else None)
+    facts = Facts(configs, [DumpRef(d.display, d.folder) for d in inputs.dumps if d.display in checked],
+                  samples_of(inputs.dumps, checked), maps)
+    # the loads per logical expert do not depend on the rows per block; their layers do when no dump has rows
+    files_l: list[FileStat] = []
+    frames_l = logical.sglang_dumps(inputs.sglang, files_l, refused, notes)
+    frames_l += logical.json_loads(others, files_l, refused, notes, first_window, first_window_max)
+    logical_loads = pl.concat(frames_l) if frames_l else pl.DataFrame(schema=LOGICAL)
+    settled = settle(layers, facts, logical_layers(logical_loads))
+    loads, slots, files = _count(inputs.dumps, checked, settled, refused, first_window_max, first_window)
+    return assemble(settled, facts, loads, slots, files + files_l, logical_loads, refused, notes, logs=inputs.logs,
+                    skipped=inputs.skipped, first_window_max=first_window_max, first_window=first_window)
+
+
+def logical_layers(logical_loads: pl.DataFrame) -> int | None:
+    """The layers of the loads counted per logical expert (None without any)."""
+    return int(logical_loads["layer"].max()) + 1 if logical_loads.height else None
+
+
+def _count(dumps: list[DumpFile], checked: dict[str, int], settled: Settled, refused: list[Refused],
+           first_window_max: float, first_window: str) -> tuple[pl.DataFrame, dict[int, int], list[FileStat]]:
+    """Every MindIE dump that passed its check and the decision, cut at the rows per block and counted window
+    by window (windows.py): (loads, slots per rank, a FileStat per dump)."""
     frames: list[pl.DataFrame] = []
     files: list[FileStat] = []
     slots: dict[int, int] = {}
     chains: dict[tuple[str, int], list[Scan]] = {}
-    for d in inputs.dumps:
-        if d.display not in checked:
-            continue
-        if not layers:
-            refused.append(Refused(d.display, "rows_unknown", {}))
+    layers = settled.rows
+    for d in dumps:
+        if d.display not in checked or d.display in settled.refused_dumps or not layers:
             continue
         stat = FileStat(path=d.display, stage=d.stage, rank=d.rank, day=d.day.isoformat() if d.day else None)
         try:
@@ -210,36 +168,29 @@ def load(paths: list[str], layers: int | None = None, expert_map: str | None = N
     stage_inc = {st: median([s.inc for (s2, _), ch in chains.items() if s2 == st for s in ch if s.inc])
                  for st in {k[0] for k in chains}}
     for (st, _rank), chain in chains.items():
-        for sc, long in chain_loads(chain, layers, stage_inc.get(st), first_window_max):
+        for sc, long in chain_loads(chain, layers, stage_inc.get(st), first_window_max, first_window):
             if long is None:
                 continue
             d = sc.f
             slots[d.rank] = max(slots.get(d.rank, 0), int(long["slot"].max()) + 1)
-            frames.append(long.with_columns(day=pl.lit(d.day, pl.Date), stage=pl.lit(d.stage), rank=pl.lit(d.rank, pl.Int32)))
+            frames.append(long.with_columns(day=pl.lit(d.day, pl.Date), stage=pl.lit(d.stage),
+                                            rank=pl.lit(d.rank, pl.Int32)))
         for sc in chain:
             sc.blocks.clear()
     loads = pl.concat([f.select(list(PHYSICAL)) for f in frames]) if frames else pl.DataFrame(schema=PHYSICAL)
-    logical = _sglang(inputs, files, refused, notes)
-    if logical.height and not layers:
-        layers, source = int(logical["layer"].max()) + 1, "logical"
-        mtp = mtp_of(layers, current)
-    return Loaded(loads, layers or 0, slots, placements, logical, inputs.logs, files, inputs.skipped, refused, notes,
-                  source, votes, first_window_max, mtp, config, samples)
+    return loads, slots, files
 
 
-def _sglang(inputs: Inputs, files: list[FileStat], refused: list[Refused], notes: list[Note]) -> pl.DataFrame:
-    """Each SGLang dump is a window of its own (the recorder resets when it dumps): counted whole."""
-    frames = []
-    for src, day in sorted(inputs.sglang, key=lambda x: natural_key(x[0].path)):
-        got, info = sglang.read_dump(src)
-        if isinstance(got, Refused):
-            refused.append(got)
-            continue
-        stat = FileStat(path=src.path, stage="mixed", rank=int(info.get("rank", 0) or 0),
-                        day=day.isoformat() if day else None, blocks=1, windows=1, counted=1, first="start",
-                        first_counted=True, source="sglang")
-        files.append(stat)
-        if info.get("mode") == 0 and info.get("rows") and info.get("filled") == info.get("rows"):
-            notes.append(_note("expertload.note.sglang_buffer_full", path=src.path, rows=info["rows"]))
-        frames.append(got.with_columns(day=pl.lit(day, pl.Date), stage=pl.lit("mixed")).select(list(LOGICAL)))
-    return pl.concat(frames) if frames else pl.DataFrame(schema=LOGICAL)
+def assemble(settled: Settled, facts: Facts, loads: pl.DataFrame, slots: dict[int, int], files: list[FileStat],
+             logical_loads: pl.DataFrame, refused: list[Refused], notes: list[Note], **rest: Any) -> Loaded:
+    """The ``Loaded`` of a decision and what was counted under it. ``refused`` and ``notes``: the readers' (the
+    decision adds its own). Refusals are listed by path and the readers' notes by the path they name, so the
+    list does not depend on the order the files were read in (nor on how a fleet split them over nodes)."""
+    said = sorted(notes, key=lambda n: natural_key(n.params.get("path", "")))
+    if logical_loads.height and loads.height:  # two kinds of source in one run: their loads add up layer by layer
+        said.append(_note(MIXED))
+    every = [*refused, *settled.refused, *settled.refused_dumps.values()]
+    return Loaded(loads, settled.layers, slots, settled.placements, logical_loads, files=files,
+                  refused=sorted(every, key=lambda r: natural_key(r.path)), notes=[*settled.notes, *said],
+                  layers_source=settled.source, layers_votes=settled.votes, mtp_layers=settled.mtp,
+                  config=settled.config, rows=settled.rows, facts=facts, **rest)

@@ -21,7 +21,7 @@ from datetime import date, timedelta
 import msgspec
 import polars as pl
 
-from diagnose.expertload import summaries
+from diagnose.expertload import gauges, summaries
 from diagnose.expertload.advise import advise as advise_on
 from diagnose.expertload.load import Loaded
 from diagnose.expertload.placement import recommend
@@ -46,7 +46,8 @@ class Frames:
                       if p not in places]
         if not places:
             if loaded.slots:
-                places = [contiguous(loaded.n_layers, loaded.slots)]
+                places = [contiguous(loaded.n_layers, loaded.slots, loaded.config.get("num_of_experts") or None,
+                                     loaded.config.get("num_dangling_shared_experts") or 0)]
             else:
                 n_exp = int(loaded.logical["expert"].max()) + 1 if loaded.logical.height else 0
                 places = [contiguous(loaded.n_layers, {0: n_exp})]
@@ -61,6 +62,7 @@ class Frames:
             f = pl.concat([f] + [first.with_columns(layer=pl.lit(li, pl.Int32)) for li in range(p.n_layers, loaded.n_layers)])
             frames.append(f.with_columns(pid=pl.lit(i, pl.Int32)))
         self.pf = pl.concat(frames)
+        self.shared = pl.concat([p.shared_frame().with_columns(pid=pl.lit(i, pl.Int32)) for i, p in enumerate(places)])
         self.n_exp = max([p.n_experts() for p in places] + [int(self.pf["expert"].max() or -1) + 1])
         if loaded.logical.height:
             self.n_exp = max(self.n_exp, int(loaded.logical["expert"].max()) + 1)
@@ -70,7 +72,7 @@ class Frames:
 
     def _fits(self, p: Placement) -> bool:
         lo = self.loaded
-        if not 0 <= lo.n_layers - p.n_layers <= 2:
+        if not 0 <= lo.n_layers - p.n_layers <= 1:
             return False
         return all(r < p.n_ranks and all(len(lay[r]) == lo.slots[r] for lay in p.layers) for r in lo.slots)
 
@@ -137,13 +139,16 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
     if stage != "all":
         phys, logi = phys.filter(pl.col("stage") == stage), logi.filter(pl.col("stage") == stage)
     days_present = sorted(set(phys["day"].to_list()) | set(logi["day"].to_list()))
-    until = until or (days_present[-1] if days_present else None)
+    by_gauge = gauges.layer_days(eplb)
+    gauge_only = sorted(set(by_gauge["day"].to_list()) - set(days_present))
+    until = until or (max(days_present + gauge_only) if days_present or gauge_only else None)
     since = since or (until - timedelta(days=6) if until else None)
     placement = cur.source if len(fr.places) == 1 else f"maps:{len(fr.places)}"
     window = Window(since=since.isoformat() if since else None, until=until.isoformat() if until else None,
                     stage=stage, layers=n_layers, ranks=len(ranks), experts=n_exp, placement=placement,
                     layers_source=loaded.layers_source, layers_votes=loaded.layers_votes, mtp_layers=loaded.mtp_layers,
-                    shared_slots=sum(1 for dev in (cur.layers[0] if cur.layers else []) for e in dev if e == cur.shared_id),
+                    shared_slots=sum(1 for dev in (cur.layers[0][cur.dangling:] if cur.layers else []) for e in dev
+                                     if e == cur.shared_id),
                     rank_estimated=bool(logi.height))
     spans = [PlacementSpan(p.source[4:] if p.source.startswith("map:") else p.source,
                            p.day.isoformat() if p.day else None,
@@ -162,9 +167,12 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
     win_days = [d for d in days_present if since <= d <= until]
     window.days_with_data = [d.isoformat() for d in win_days]
     window.tokens = int(win_p["tokens"].sum() + win_l["tokens"].sum())
+    window.dangling_devices = cur.dangling
+    window.shared_tokens = int(win_p.join(fr.pid_of(win_p["day"].unique().to_list()), on="day")
+                               .join(fr.shared, on=["pid", "layer", "rank", "slot"], how="semi")["tokens"].sum())
     window.previous_window_days = sorted({d.isoformat() for d in prev_p["day"].to_list() + prev_l["day"].to_list()})
     result.missing = summaries.missing(loaded.loads, loaded.files, cal, win_days, since, until)
-    result.counting = summaries.counting(loaded.files, since, until, stage, loaded.first_window_max)
+    result.counting = summaries.counting(loaded.files, since, until, stage, loaded.first_window_max, loaded.first_window)
     grid_e = pl.DataFrame({"layer": list(range(n_layers))}, schema={"layer": pl.Int32}).join(
         pl.DataFrame({"expert": list(range(n_exp))}, schema={"expert": pl.Int32}), how="cross")
     grid_r = pl.DataFrame({"layer": list(range(n_layers))}, schema={"layer": pl.Int32}).join(
@@ -225,8 +233,16 @@ def analyse(loaded: Loaded, since: date | None = None, until: date | None = None
     result.recommendation = _recommend(result, cur, len(ranks), main, target, n_exp)
     if advise:
         measured = [[x.rank_max_over_mean for x in d.layers[:main]] for d in result.days]
+        st = fr.expert_tokens(win_p, win_l, ("stage",)).filter(pl.col("layer") < main)
+        phases = {}
+        for (name,), part in st.group_by(["stage"]):
+            full = grid_e.filter(pl.col("layer") < main).join(part.drop("stage"), on=["layer", "expert"], how="left")
+            full = full.with_columns(pl.col("tokens").fill_null(0.0)).sort("layer", "expert")
+            phases[name] = [p["tokens"].to_list() for _, p in full.group_by("layer", maintain_order=True)]
         result.advice = advise_on(daily, measured, len(ranks), target, result.recommendation.current_redundant_experts,
-                                  bool(eplb is not None and eplb.height))
+                                  bool(eplb is not None and eplb.height), phases)
+    gauges.fill(result, by_gauge.filter(pl.col("day").is_in(gauge_only) & pl.col("day").is_between(since, until)),
+                target, main if days_present else None)
     return result
 
 
@@ -280,4 +296,5 @@ def _recommend(result: ExpertLoadResult, cur: Placement, n_ranks: int, main: int
         current=measured,
         per_layer=[LayerAfter(i, before[i], rnd(a)) for i, a in enumerate(after)],
         tried=[Tried(**t) for t in rec["tried"]],
-        expert_map=msgspec.convert(map_json(rec["maps"], shared, cur.dangling), ExpertMap))
+        expert_map=msgspec.convert(map_json(rec["maps"], shared, cur.dangling), ExpertMap), shared_id=shared,
+        dangling=cur.dangling)

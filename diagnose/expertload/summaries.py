@@ -1,5 +1,6 @@
 """The parts of the expert-load result that describe the inputs rather than the load: which windows were
-counted (``counting``), which files are missing (``missing``), and the EPLB log values (``eplb``)."""
+counted (``counting``), which files are missing (``missing``), and the EPLB log values (``EPLB_SIGNALS``,
+``eplb``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from datetime import date
 
 import polars as pl
 
+from diagnose.expertload import gauges
 from diagnose.model.expertload import (
     Counting, Eplb, EplbPoint, EplbSignal, FileStat, Missing, NotCounted, RankFile,
 )
@@ -16,7 +18,8 @@ def rnd(x: float | None, n: int = 8) -> float | None:
     return None if x is None else round(float(x), n)
 
 
-def counting(files: list[FileStat], since: date, until: date, stage: str, max_intervals: float) -> Counting:
+def counting(files: list[FileStat], since: date, until: date, stage: str, max_intervals: float,
+             first_window: str = "auto") -> Counting:
     """Which windows (one per dump block) were counted, in the report window, and why the others were not."""
     lo, hi = since.isoformat(), until.isoformat()
     inside = [f for f in files if f.day and lo <= f.day <= hi and (stage == "all" or f.stage == stage)]
@@ -30,7 +33,7 @@ def counting(files: list[FileStat], since: date, until: date, stage: str, max_in
     windows = sum(f.windows for f in inside)
     counted = sum(f.counted for f in inside)
     repeated = sum(f.repeated for f in inside if f.first == "repeat")
-    return Counting(max_intervals=max_intervals, files=len(inside), windows=windows, counted=counted,
+    return Counting(max_intervals=max_intervals, first_window=first_window, files=len(inside), windows=windows, counted=counted,
                     not_counted=windows - counted - repeated, repeated=repeated, first_windows=dict(sorted(first.items())),
                     first_windows_not_counted=not_counted)
 
@@ -50,19 +53,30 @@ def missing(loads: pl.DataFrame, files: list[FileStat], cal: list[date], win_day
     return Missing(days=[d.isoformat() for d in cal if d not in win_days], rank_files=out)
 
 
-# The EPLB signals of the serving logs (diagnose/parsers/kinds/vllm_signals.py) that the report summarises.
+# The EPLB values of the serving logs and /metrics snapshots that the report shows, read through the parsers
+# (pipeline.read_signals) by ``diagnose expert-load`` and by a fleet's extraction alike: vllm-ascend's hotness
+# imbalance (log line or gauges), vLLM's and SGLang's balancedness, MindIE FlashLB's ratios
+# (parsers/kinds/vllm_signals.py, mindie.py, prometheus_eplb.py); and the per-layer metrics that give days without
+# a dump their trend (gauges.py).
 EPLB_SIGNALS = ("eplb_imbalance_current_mean", "eplb_imbalance_current_max", "eplb_imbalance_updated_mean",
-                "eplb_imbalance_updated_max", "eplb_balancedness")
+                "eplb_imbalance_updated_max", "eplb_balancedness", "eplb_pass_balancedness",
+                "eplb_balancedness_last_1000", "flashlb_cur_par", "flashlb_new_par", *gauges.SIGNALS)
+# Values where lower is worse (an even load is 1.0); for the others (imbalance, peak-to-average) higher is worse.
+BALANCEDNESS = ("eplb_balancedness", "eplb_pass_balancedness", "eplb_balancedness_last_1000")
+PER_LAYER = gauges.SIGNALS  # per layer: the trend's, not the summary's
 
 
 def eplb(frame: pl.DataFrame | None) -> Eplb:
-    """EPLB log values (vllm-ascend hotness imbalance, vLLM balancedness): per signal count, last, worst; series."""
+    """EPLB values (vllm-ascend hotness imbalance, vLLM and SGLang balancedness, MindIE FlashLB): per signal count,
+    last, worst; series. The per-layer metrics go to the trend instead (gauges.py)."""
+    if frame is not None and frame.height:
+        frame = frame.filter(~pl.col("signal").is_in(PER_LAYER))
     if frame is None or frame.height == 0:
         return Eplb()
     signals = {}
     for name in sorted(set(frame["signal"].to_list())):
         v = frame.filter(pl.col("signal") == name)["value"]
-        worst = v.min() if name == "eplb_balancedness" else v.max()
+        worst = v.min() if name in BALANCEDNESS else v.max()
         signals[name] = EplbSignal(v.len(), rnd(v[-1]), rnd(worst))
     series = [EplbPoint(r["ts"].isoformat(sep=" ") if r["ts"] else None, r["signal"], rnd(r["value"]))
               for r in frame.head(5000).iter_rows(named=True)]

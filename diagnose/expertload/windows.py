@@ -20,16 +20,31 @@ of a file, with ``P`` the previous dump of the chain:
 3. ``P`` is from the same or the previous day and some cell fell: the counters were reset (a *restart*)
    after ``P``'s last write, so ``B0`` holds only load since that restart, all of it after a write we saw:
    counted whole.
-4. Otherwise (no previous dump, or one from before a missing day) the span before ``B0`` was not observed.
-   The window (``B0`` itself, or ``B0 - last(P)`` when the counters ran on across the missing days) is
-   compared with the file's own windows: when its total is at most ``FIRST_WINDOW_MAX_INTERVALS`` (2; the
-   ``first_window_max`` argument of ``load``) times the median of the file's positive block-to-block
-   increments, it is about one append interval: the file
-   *starts* with the service (MindIE's counters run from warm-up, so that first block is real load) and it
-   is counted. When it is larger, the file begins *mid-run* (or the window spans the missing days) and
-   ``B0`` covers an unknown span: it is a baseline that adds no load. A file with a single block measures
-   against the median increment of the other dumps of its rank, else of its stage; without any, the
-   first window is not counted (``unknown``). A window of zero tokens is counted (it adds nothing).
+4. Otherwise (no previous dump, or one from before a missing day) the span before ``B0`` was not observed by
+   the chain, and ``--first-window`` (``policy``) decides:
+
+   * ``count``: the first window counts (``B0`` itself, or ``B0 - last(P)`` when the counters ran on across the
+     missing days: ``count``).
+   * ``skip``: it does not; ``B0`` is a baseline (``skip``).
+   * ``auto`` (the default) decides from the facts. A dump whose folder holds ``model_gen_config.json`` *begins
+     with its service*: MindIE rank 0 writes that file at start-up, and start-up refuses a dump folder that
+     already holds a CSV (``RuntimeError("There should be no CSV files in the hotpot dump path.")``,
+     MindIE-LLM ``flash_causal_deepseekv2.py:432-457``; reference profiling-and-expert-load.md §D4). Its counters
+     run from warm-up, so ``B0`` is the load of its first append interval and counts whole (``service``). The
+     exception is a first block that is cell-wise at least ``P``'s last (the counters ran on since ``P``: the
+     file was moved out of a running service and began again mid-run): that window spans the missing days and
+     goes through the size test below (``gap`` when it fails). Inputs without that fact can begin mid-run (CSVs copied without their folder,
+     rotated, picked up from a running service), and only they get the size test: the window is compared with
+     the file's own windows, and when its total is at most ``FIRST_WINDOW_MAX_INTERVALS`` (2; the
+     ``first_window_max`` argument of ``load``) times the median of the file's positive block-to-block
+     increments, it is about one append interval: the file *starts* with the service and it is counted. When
+     it is larger, the file begins *mid-run* (or the window spans the missing days) and ``B0`` covers an
+     unknown span: it is a baseline that adds no load. A file with a single block measures against the median
+     increment of the other dumps of its rank, else of its stage; without any, the first window is not counted
+     (``unknown``). A window of zero tokens is counted (it adds nothing).
+
+   The size test alone is wrong when traffic varies: a first interval busier than twice the median looks
+   mid-run and a real window is dropped, which is why MindIE's own folders never go through it.
 
 So a service that restarts every day is counted from the first write of each day (rule 3, or 4 for the
 very first dump), and a file picked up in the middle of a long run is not. Each file's decision, the ratio
@@ -123,8 +138,9 @@ def _ge(a: array, b: array) -> bool:
 
 
 def _first_window(sc: Scan, prev: Scan | None, n_layers: int, typical: float | None,
-                  max_intervals: float = FIRST_WINDOW_MAX_INTERVALS) -> tuple[str, Any]:
-    """(code, base) for the first window of ``sc``: base is "zero", "carry", or a block index of ``sc``."""
+                  max_intervals: float = FIRST_WINDOW_MAX_INTERVALS, policy: str = "auto") -> tuple[str, Any]:
+    """(code, base) for the first window of ``sc``: base is "zero", "carry", or a block index of ``sc``.
+    ``policy`` (``--first-window``) decides the windows the chain does not: see the module docstring."""
     st = sc.stat
     b0 = sc.blocks[0]
     adjacent = False
@@ -154,6 +170,12 @@ def _first_window(sc: Scan, prev: Scan | None, n_layers: int, typical: float | N
             window, code, base = sc.totals[0], "mid-run", "zero"
     else:
         window, code, base = sc.totals[0], "mid-run", "zero"
+    if policy == "count":
+        return "count", base
+    if policy == "skip":
+        return "skip", 0
+    if code == "mid-run" and sc.f.with_service:
+        return "service", "zero"
     if window == 0:
         st.ratio = 0.0
         return ("start" if code == "mid-run" else "continues"), base
@@ -196,7 +218,8 @@ def _order_days(chain: list[Scan]) -> list[Scan]:
 
 
 def chain_loads(chain: list[Scan], n_layers: int, stage_inc: float | None,
-                 max_intervals: float = FIRST_WINDOW_MAX_INTERVALS) -> list[tuple[Scan, pl.DataFrame | None]]:
+                max_intervals: float = FIRST_WINDOW_MAX_INTERVALS,
+                policy: str = "auto") -> list[tuple[Scan, pl.DataFrame | None]]:
     """The load per (layer, slot) of every file of one stage and rank, in chain order."""
     chain = _order_days(chain)
     rank_inc = median([s.inc for s in chain if s.inc])
@@ -204,7 +227,7 @@ def chain_loads(chain: list[Scan], n_layers: int, stage_inc: float | None,
     prev: Scan | None = None
     for sc in chain:
         st = sc.stat
-        code, base = _first_window(sc, prev, n_layers, sc.inc or rank_inc or stage_inc, max_intervals)
+        code, base = _first_window(sc, prev, n_layers, sc.inc or rank_inc or stage_inc, max_intervals, policy)
         st.first = code
         st.first_counted = code in COUNTED
         st.chained = code in ("continues", "restart", "repeat")

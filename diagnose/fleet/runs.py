@@ -57,7 +57,7 @@ class Fleet:
     parsed: Parsed  # every node's Frames, in walk order, with the partitions not read in ``skipped``
     parts: list  # the partitions read (diagnose.fleet.dataset.Part)
     loaded: object | None  # the fleet's expert load (diagnose.expertload.load.Loaded), None without dumps
-    eplb: object | None = None  # the EPLB lines of the nodes' logs (pl.DataFrame: ts, signal, value)
+    eplb: object | None = None  # the EPLB values of the nodes' logs (pl.DataFrame: ts, signal, value, file, engine)
 
 
 def read_fleet(store: Store, since: datetime | None = None, cluster: str | None = None,

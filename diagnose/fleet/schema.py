@@ -1,10 +1,15 @@
-"""The fleet dataset's schema, version 1: the tables one node's extraction writes, and their columns.
+"""The fleet dataset's schema, version 2: the tables one node's extraction writes, and their columns.
 
 The tables are the Frames the pipeline hands from reading to judging (diagnose/pipeline/stages.py: ``gather``
 gives them for one node, ``complete`` and the judge run over many), so the machine that judges a fleet sees
 exactly what a single run over every node would have seen. docs/fleet.md documents them for users who query
 the dataset from DuckDB, Spark or Trino. Any change to a table's columns or their meaning is a new
 ``SCHEMA_VERSION``: a dataset written by another version is refused with both versions named, never misread.
+
+Version 2: the expert-load tables carry what ``expertload.layers.settle`` decides the rows per block from (every
+``model_gen_config.json`` with its folder, every dump that passed its check, the largest dumps' periods) and what
+the node refused and noted, so the fleet decides again over every node's facts; EPLB values keep their file and
+engine (the per-layer metrics name their layer and rank there).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from diagnose.messages import messages, words_data, words_from_data
 from diagnose.model import RECORD_SCHEMA, SIGNAL_SCHEMA, Finding, InputFile, Skipped
 from diagnose.model.series import SERIES_SCHEMA
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FORMAT = "diagnose-fleet"
 
 _INPUT = {"path": pl.String, "kind": pl.String, "lines": pl.Int64, "bytes": pl.Int64, "raw_lines": pl.Int64,
@@ -58,7 +63,8 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "expert_logical": {"day": pl.Date, "stage": pl.String, "layer": pl.Int32, "expert": pl.Int32, "tokens": pl.Int64},
     # EPLB log lines (time, signal, value) and the expert maps (map, layer, rank, slot -> logical expert; the
     # manifest's expert.maps[map] says each map's source, day, shared expert and dangling devices)
-    "expert_eplb": {"ts": pl.Datetime("us"), "signal": pl.String, "value": pl.Float64},
+    "expert_eplb": {"ts": pl.Datetime("us"), "signal": pl.String, "value": pl.Float64, "file": pl.String,
+                    "engine": pl.String},
     "expert_placement": {"map": pl.Int32, "layer": pl.Int32, "rank": pl.Int32, "slot": pl.Int32,
                          "expert": pl.Int32},
     # each dump file and how its windows were counted (diagnose/model/expertload.py FileStat)
@@ -67,6 +73,18 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
                      "windows": pl.Int64, "counted": pl.Int64, "first": pl.String, "first_counted": pl.Boolean,
                      "ratio": pl.Float64, "previous": pl.String, "previous_day": pl.String, "repeated": pl.Int64,
                      "source": pl.String},
+    # what the rows per block are decided from (diagnose/expertload/layers.py Facts): each model_gen_config.json
+    # read (its folder and values), each MindIE dump that passed its check (its folder), and the largest dumps'
+    # periods (null: none found)
+    "expert_configs": {"folder": pl.String, "num_moe_layers": pl.Int64, "num_of_experts": pl.Int64,
+                       "num_dangling_shared_experts": pl.Int64, "num_of_selected_experts": pl.Int64},
+    "expert_dumps": {"path": pl.String, "folder": pl.String},
+    "expert_samples": {"stage": pl.String, "rank": pl.Int64, "day": pl.String, "path": pl.String, "size": pl.Int64,
+                       "period": pl.Int64},
+    # the inputs the node's readers refused and their notes (the rows-per-block decision's own are the fleet's):
+    # a message code of the catalog and its values as a JSON object
+    "expert_refused": {"path": pl.String, "reason": pl.String, "params": pl.String},
+    "expert_notes": {"key": pl.String, "params": pl.String},
 }
 
 

@@ -20,7 +20,7 @@ from datetime import date
 import polars as pl
 
 from diagnose.engine.filters import RuleFilters
-from diagnose.expertload.inputs import DUMP_NAME
+from diagnose.expertload.inputs import holds_loads
 from diagnose.fleet import schema
 from diagnose.fleet.dataset import Part, collect
 from diagnose.ingest.walk import SourceFile, iter_sources
@@ -35,7 +35,8 @@ FRAME_TABLES = ("records", "signals", "series", "texts")
 
 @dataclass
 class NodeRead:
-    """What ``read_node`` gives: the node's Frames, and whether any file looked like an expert-load dump."""
+    """What ``read_node`` gives: the node's Frames, and whether any file looked like an expert-load dump
+    (``expertload.inputs.holds_loads``)."""
 
     parsed: Parsed
     has_dumps: bool
@@ -52,7 +53,7 @@ def read_node(paths: list[str], settings: Settings, filters: RuleFilters, node: 
             if isinstance(item, SourceFile):
                 if node:
                     item = dataclasses.replace(item, node=node)
-                if DUMP_NAME.search((item.rel or item.path).replace("\\", "/")):
+                if holds_loads(item.rel or item.path):
                     dumps.append(item.path)
             yield item
 

@@ -12,8 +12,11 @@ from __future__ import annotations
 import msgspec
 
 # How a file's first window was decided (FileStat.first); the words for each are in messages.toml [expertload.why].
-FIRST_WINDOW_CODES = ("start", "continues", "restart", "repeat", "mid-run", "gap", "unknown", "slots")
-COUNTED = ("start", "continues", "restart", "repeat")
+FIRST_WINDOW_CODES = ("start", "continues", "restart", "repeat", "service", "count", "whole", "mid-run", "gap",
+                      "unknown", "slots", "skip")
+COUNTED = ("start", "continues", "restart", "repeat", "service", "count", "whole")
+# --first-window: how the first window of a chain is decided (expertload/windows.py)
+FIRST_WINDOW_POLICIES = ("auto", "count", "skip")
 # The answers of --advise (vllm-ascend RFC #16795 asks for the same three).
 ADVICE_VERDICTS = ("recommend_trial", "not_recommended_now", "insufficient_evidence")
 
@@ -67,8 +70,11 @@ class Window(msgspec.Struct, kw_only=True):
     layers_votes: tuple[int, str] = (0, "")
     mtp_layers: int = 0  # trailing MTP layers in the dumps (model_gen_config.json), kept out of the measures
     shared_slots: int = 0  # slots that hold the shared expert (MindIE mix_shared_routing), out of the measures
+    dangling_devices: int = 0  # leading devices holding only the shared expert (MindIE), out of the measures
+    shared_tokens: int = 0  # tokens those slots and devices computed in the window (shown apart, never hot)
     rank_estimated: bool = False  # some loads came per logical expert: rank tokens split over replicas
     days_with_data: list[str] = []
+    gauge_days: list[str] = []  # days no dump covers, whose per-layer rank max/mean come from the EPLB metrics
     tokens: int = 0
     previous_window_days: list[str] = []
 
@@ -97,6 +103,7 @@ class NotCounted(msgspec.Struct, kw_only=True):
 
 class Counting(msgspec.Struct, kw_only=True):
     max_intervals: float
+    first_window: str = "auto"  # one of FIRST_WINDOW_POLICIES
     files: int = 0
     windows: int = 0
     counted: int = 0
@@ -131,6 +138,7 @@ class DayStats(msgspec.Struct, kw_only=True):
     rank_max_over_mean_layer_mean: float | None
     rank_max_over_mean_worst_layer: float | None
     layers: list[DayLayer]
+    source: str = "dump"  # "gauge": from the EPLB metrics only (rank max/mean per layer; no tokens)
 
 
 class TrendCell(msgspec.Struct, frozen=True):
@@ -138,6 +146,7 @@ class TrendCell(msgspec.Struct, frozen=True):
     layer: int
     rank_max_over_mean: float | None
     imbalance_max_over_mean: float | None
+    source: str = "dump"  # "gauge": a day no dump covers, from the EPLB metrics (expertload/gauges.py)
 
 
 class Summary(msgspec.Struct, kw_only=True):
@@ -220,6 +229,8 @@ class Recommendation(msgspec.Struct, kw_only=True):
     per_layer: list[LayerAfter] = []
     tried: list[Tried] = []
     expert_map: ExpertMap | None = None
+    shared_id: int | None = None  # the shared expert's id the map carries on every device (MindIE), else None
+    dangling: int = 0  # leading devices of the map that hold only the shared expert (MindIE)
 
 
 class EplbSignal(msgspec.Struct, frozen=True):
@@ -251,9 +262,19 @@ class PlacementSpan(msgspec.Struct, frozen=True):
 class AdviceCheck(msgspec.Struct, frozen=True):
     """One piece of evidence behind the advice: a code, whether it points to a trial, and its numbers."""
 
-    code: str  # "windows", "rank_imbalance", "hot_overlap", "holdout", "eplb_running"
+    code: str  # "windows", "rank_imbalance", "hot_overlap", "today", "phases", "holdout", "eplb_running"
     supports_trial: bool | None  # None: not enough data to say
     values: dict[str, float] = {}
+
+
+class AdviceOption(msgspec.Struct, frozen=True):
+    """One redundancy tried by ``--advise``: a placement fitted on each day, scored on the next (held out)."""
+
+    redundant_experts: int
+    measured: float  # the held-out days' measured rank max/mean, mean over layers
+    estimated: float  # the same with the fitted placement
+    worst: float  # its worst layer
+    gain: float  # percent lower than measured
 
 
 class Advice(msgspec.Struct, kw_only=True):
@@ -262,6 +283,8 @@ class Advice(msgspec.Struct, kw_only=True):
     verdict: str
     windows: int
     checks: list[AdviceCheck] = []
+    options: list[AdviceOption] = []
+    conditions: list[AdviceCheck] = []  # what would change the verdict, with its levels
     redundant_experts: int | None = None  # the smallest redundancy whose holdout estimate reaches the target
 
 

@@ -55,10 +55,12 @@ def filters_for(rules: list[Rule]) -> RuleFilters:
 
 
 def read_signals(sources: list, names: tuple[str, ...]) -> pl.DataFrame:
-    """The signals ``names`` of these files (``ts``, ``signal``, ``value``, ``file``) in time order, read and
-    dated as a batch run reads them, nothing filtered out: expert-load's EPLB lines. A file that cannot be read
-    adds no line (the dumps beside it still count)."""
-    empty = pl.DataFrame(schema={"ts": pl.Datetime("us"), "signal": pl.String, "value": pl.Float64, "file": pl.String})
+    """The signals ``names`` of these files (``ts``, ``signal``, ``value``, ``file``, ``engine``: the per-layer
+    EPLB metrics name their layer and rank there) in time order, read and dated as a batch run reads them, nothing
+    filtered out: expert-load's EPLB lines and metrics. A file that cannot be read adds no line (the dumps beside
+    it still count)."""
+    empty = pl.DataFrame(schema={"ts": pl.Datetime("us"), "signal": pl.String, "value": pl.Float64, "file": pl.String,
+                                 "engine": pl.String})
     if not sources:
         return empty
     try:
@@ -66,8 +68,8 @@ def read_signals(sources: list, names: tuple[str, ...]) -> pl.DataFrame:
     except Exception:  # noqa: BLE001 - see the docstring
         return empty
     found = parsed.signals.filter(pl.col("signal").cast(pl.String).is_in(list(names)))
-    return found.select("ts", pl.col("signal").cast(pl.String), "value", pl.col("file").cast(pl.String)) \
-        .sort("ts", nulls_last=True)
+    return found.select("ts", pl.col("signal").cast(pl.String), "value", pl.col("file").cast(pl.String),
+                        pl.col("engine").cast(pl.String)).sort("ts", nulls_last=True)
 
 
 def analyze(paths: list[str], settings: Settings, progress: Progress | None = None) -> Report:

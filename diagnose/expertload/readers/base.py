@@ -31,6 +31,9 @@ REFUSALS = (
     "ragged",  # rows of different widths before the last one
     "too_many_layers",  # more rows per block than MAX_LAYERS
     "rows_unknown",  # the rows per block could not be told
+    "layers_disagree",  # model_gen_config.json and the dumps' period give different rows per block (layers.py)
+    "map_layers",  # a map that is neither the rows per block nor one layer short (MTP) (layers.py)
+    "node_rows",  # in a fleet: counted on its node at rows per block the fleet's inputs do not give (fleet/expert.py)
     "bad_map",  # not the expert-map schema, or ids that are not experts
     "too_big",  # larger than the reader's byte limit
     "pt_format",  # not a torch.save zip archive

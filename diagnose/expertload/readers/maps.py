@@ -58,6 +58,19 @@ class Placement:
         routed = sum(1 for dev in self.layers[0][self.dangling:] for e in dev if e != self.shared_id)
         return routed - self.n_experts()
 
+    def shared_frame(self) -> pl.DataFrame:
+        """(layer, rank, slot) of the slots that are no routed expert: the shared expert's, and every slot of a
+        dangling device."""
+        rows: dict[str, list[int]] = {"layer": [], "rank": [], "slot": []}
+        for li, lay in enumerate(self.layers):
+            for r, dev in enumerate(lay):
+                for s, e in enumerate(dev):
+                    if r < self.dangling or e == self.shared_id:
+                        rows["layer"].append(li)
+                        rows["rank"].append(r)
+                        rows["slot"].append(s)
+        return pl.DataFrame(rows, schema={"layer": pl.Int32, "rank": pl.Int32, "slot": pl.Int32})
+
     def frame(self) -> pl.DataFrame:
         """(layer, rank, slot, expert) of every routed slot; shared-expert slots and dangling devices left out."""
         rows: dict[str, list[int]] = {"layer": [], "rank": [], "slot": [], "expert": []}
@@ -130,15 +143,27 @@ def read_map(src: SourceFile, n_routed: int | None = None, dangling: int | None 
     return Placement(out, f"map:{src.path}", _shared(out, dangling, n_routed), dangling)
 
 
-def contiguous(n_layers: int, slots: dict[int, int], n_experts: int | None = None) -> Placement:
-    """Expert ids in rank order, one per slot: the placement when no map is given."""
+def contiguous(n_layers: int, slots: dict[int, int], n_routed: int | None = None, dangling: int = 0) -> Placement:
+    """Expert ids in rank order, one per slot: the placement when no map is given. With ``model_gen_config.json``
+    (``n_routed`` = ``num_of_experts``, ``dangling`` = ``num_dangling_shared_experts``) the MindIE layout is kept:
+    the first ``dangling`` devices hold only the shared expert, and when the other devices have one slot each
+    beyond the routed experts, that last slot is the shared expert (MindIE's own table appends id ``n_routed`` to
+    every device list with mix_shared_routing: MindIE-LLM ``moe_utils.py:171-199``)."""
     ranks = sorted(slots)
     n_ranks = (max(ranks) + 1) if ranks else 0
     width = max(slots.values(), default=0)
     per_rank = [slots.get(r, width) for r in range(n_ranks)]
-    offsets = [sum(per_rank[:r]) for r in range(n_ranks)]
-    layer = [[offsets[r] + s for s in range(per_rank[r])] for r in range(n_ranks)]
-    return Placement([layer for _ in range(n_layers)], "contiguous")
+    dangling = min(dangling, n_ranks)
+    routed_ranks = range(dangling, n_ranks)
+    shared = bool(n_routed) and sum(per_rank[r] for r in routed_ranks) == n_routed + len(routed_ranks)
+    layer: list[list[int]] = [[n_routed or 0] * per_rank[r] for r in range(dangling)]
+    nxt = 0
+    for r in routed_ranks:
+        k = per_rank[r] - (1 if shared else 0)
+        layer.append(list(range(nxt, nxt + k)) + ([n_routed] if shared else []))
+        nxt += k
+    shared_id = n_routed if (shared or dangling) else None
+    return Placement([layer for _ in range(n_layers)], "contiguous", shared_id, dangling)
 
 
 def map_json(maps: list[list[list[int]]], shared_id: int | None = None, dangling: int = 0) -> dict:

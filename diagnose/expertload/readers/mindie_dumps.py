@@ -118,16 +118,19 @@ def detect_layers(src: SourceFile, lines: int | None = None) -> int | None:
 
 
 def read_config(src: SourceFile) -> dict[str, int] | None:
-    """``num_moe_layers``, ``num_of_experts``, ``num_dangling_shared_experts`` of a ``model_gen_config.json``;
+    """``num_moe_layers``, ``num_of_experts``, ``num_dangling_shared_experts`` and the first of
+    ``num_of_selected_experts`` (a list, MindIE writes ``[k]``) of a ``model_gen_config.json``;
     None when it is not one (or its numbers are out of range)."""
     if (src.size or 0) > MAX_JSON_BYTES:
         return None
     try:
         data = json.loads(src.read().decode("utf-8", errors="replace"))
+        top_k = data.get("num_of_selected_experts")
         out = {"num_moe_layers": int(data["num_moe_layers"]), "num_of_experts": int(data.get("num_of_experts") or 0),
-               "num_dangling_shared_experts": int(data.get("num_dangling_shared_experts") or 0)}
+               "num_dangling_shared_experts": int(data.get("num_dangling_shared_experts") or 0),
+               "num_of_selected_experts": int(top_k[0] if isinstance(top_k, list) and top_k else (top_k or 0))}
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
-    if not 0 < out["num_moe_layers"] <= MAX_LAYERS or out["num_of_experts"] < 0 or out["num_dangling_shared_experts"] < 0:
+    if not 0 < out["num_moe_layers"] <= MAX_LAYERS or min(out.values()) < 0:
         return None
     return out

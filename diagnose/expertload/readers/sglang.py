@@ -23,7 +23,7 @@ from datetime import date, datetime, timezone
 import polars as pl
 import regex
 
-from diagnose.expertload.readers.base import MAX_EXPERTS, MAX_LAYERS, refuse
+from diagnose.expertload.readers.base import MAX_EXPERTS, MAX_LAYERS, count_ok, refuse
 from diagnose.expertload.readers.torchfile import PtFile, PtRefused, TensorRef
 from diagnose.ingest.metered import SourceFile
 from diagnose.model.expertload import Refused
@@ -127,3 +127,42 @@ def read_dump(src: SourceFile) -> tuple[pl.DataFrame | Refused, dict[str, int]]:
         return refuse(src.path, "pt_shape", shape=exc.detail), {}
     except OSError as exc:
         return refuse(src.path, "unreadable", detail=type(exc).__name__), {}
+
+
+def read_json(src: SourceFile, data: object) -> tuple[pl.DataFrame | Refused | None, dict[str, int]]:
+    """The JSON form SGLang accepts back with ``--init-expert-location`` (``sgl-project/sglang python/sglang/srt/eplb/
+    expert_location.py``, ``compute_initial_expert_location_metadata``): ``{"logical_count": ...}``,
+    ``[layers][logical experts]`` or ``[passes][layers][logical experts]`` (summed over passes, as a stat dump's
+    rows). It is one window: counted whole, on its file's day. None for another JSON. A
+    ``{"physical_to_logical_map": ...}`` file is a placement, not a load: ``info["placement"]`` says so."""
+    if not isinstance(data, dict):
+        return None, {}
+    if "logical_count" not in data:
+        return None, ({"placement": 1} if "physical_to_logical_map" in data else {})
+    count = data["logical_count"]
+    if isinstance(count, list) and count and all(isinstance(x, list) for x in count) and count[0] \
+            and isinstance(count[0][0], list):
+        rows = count
+    else:
+        rows = [count]
+    if not isinstance(rows, list) or len(rows) > MAX_ROWS:
+        return refuse(src.path, "pt_shape", shape="logical_count"), {}
+    n_layers = len(rows[0]) if rows and isinstance(rows[0], list) else 0
+    n_exp = len(rows[0][0]) if n_layers and isinstance(rows[0][0], list) else 0
+    if not (0 < n_layers <= MAX_LAYERS and 0 < n_exp <= MAX_EXPERTS):
+        return refuse(src.path, "pt_shape", shape="logical_count"), {}
+    total = [0] * (n_layers * n_exp)
+    for row in rows:
+        if not isinstance(row, list) or len(row) != n_layers:
+            return refuse(src.path, "pt_shape", shape="logical_count"), {}
+        for li, layer in enumerate(row):
+            if not isinstance(layer, list) or len(layer) != n_exp:
+                return refuse(src.path, "pt_shape", shape="logical_count"), {}
+            for e, v in enumerate(layer):
+                bad = count_ok(v)
+                if bad is not None:
+                    return refuse(src.path, bad, line="-", text=str(v)[:40], width="-"), {}
+                total[li * n_exp + e] += int(v)
+    out = pl.DataFrame({"tokens": total}, schema={"tokens": pl.Int64}).with_row_index("i").select(
+        layer=(pl.col("i") // n_exp).cast(pl.Int32), expert=(pl.col("i") % n_exp).cast(pl.Int32), tokens="tokens")
+    return out, {"rows": len(rows)}

@@ -167,6 +167,18 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
 
 # --- signals -------------------------------------------------------------------------------------
 
+# The FlashLB planner of dynamic EPLB, one INFO line per planning round (Ascend/MindIE-LLM@8b4871ad31f5
+# examples/atb_models/atb_llm/models/deepseekv2/eplb/eplb_planner/policy/flash_lb.py:532-533):
+# `new_par: {mean}, cur_par: {mean}, ptr_par: {mean}, change: {numpy array of layer ids}`. A par is a
+# peak-to-average ratio of rank load (max over ranks / mean, replicas sharing an expert's hotness), averaged over
+# the layers considered; `change` lists the layers the round rewrites (`[ 3 10 41]`, or `[]`). Numbers are numpy
+# float64 as an f-string prints them (`1.2345`, `nan`, `1e-05`). The whole line must be there: a line that only
+# mentions new_par adds nothing.
+_FNUM = r"(nan|inf|-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)"
+_FLASHLB = (r"(?:^|\s)new_par: " + _FNUM + r", cur_par: " + _FNUM + r", ptr_par: " + _FNUM
+            + r", change: \[([0-9 ,]*)\]\s*$")
+_FLASHLB_SIGNALS = ("flashlb_new_par", "flashlb_cur_par", "flashlb_ptr_par")
+
 # (signal, regex with one group) on MindIE start-up and KV lines.
 _SIGNAL_PATTERNS: list[tuple[str, str]] = [
     ("kv_blocks", r"NpuBlockNum:\s*(-?\d+)"),
@@ -174,7 +186,7 @@ _SIGNAL_PATTERNS: list[tuple[str, str]] = [
     ("kv_blocks", r"Invalid number of NPU blocks:\s*(-?\d+)"),
     ("num_speculative_tokens", r"number of (?:sepculative|speculative) tokens is (\d+)"),  # the typo is MindIE's
 ]
-_PREFILTER = r"NpuBlockNum:|num_npu_blocks:|number of NPU blocks|ulative tokens is|out of memory"
+_PREFILTER = r"NpuBlockNum:|num_npu_blocks:|number of NPU blocks|ulative tokens is|out of memory|new_par: "
 
 
 def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
@@ -191,8 +203,16 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
         parts.append(base.select(*keys, signal=pl.lit(name), value=value, text=pl.lit(None, pl.String)))
     mtp = pl.when(pl.col("message").str.contains(r"Init MtpWorker")).then(pl.lit("mtp"))
     parts.append(base.select(*keys, signal=pl.lit("speculative_method"), value=pl.lit(None, pl.Float64), text=mtp))
+    for i, name in enumerate(_FLASHLB_SIGNALS, 1):
+        value = pl.col("message").str.extract(_FLASHLB, i).cast(pl.Float64, strict=False)
+        parts.append(base.select(*keys, signal=pl.lit(name), value=value, text=pl.lit(None, pl.String)))
+    changed = pl.col("message").str.extract(_FLASHLB, 4)
+    ids = changed.str.extract_all(r"[0-9]+")
+    parts.append(base.select(*keys, signal=pl.lit("flashlb_layers_changed"),
+                             value=pl.when(changed.is_not_null()).then(ids.list.len().cast(pl.Float64)),
+                             text=pl.when(changed.is_not_null()).then(ids.list.join(","))))
     frame = pl.concat(parts, how="vertical_relaxed")
-    frame = frame.filter(pl.col("value").is_not_null() | pl.col("text").is_not_null())
+    frame = frame.filter(pl.col("value").is_not_null() & ~pl.col("value").is_nan() | pl.col("text").is_not_null())
     frame = pl.concat([conform_signals(frame), oom.oom_signals(records)], how="vertical_relaxed")
     return conform_signals(frame.sort("line", maintain_order=True))
 
@@ -212,7 +232,12 @@ SOURCE = SourceKind(
     batchable=True,
     signals={"kv_blocks": "KV cache blocks (MindIE `NpuBlockNum`, `num_npu_blocks`)",
              "num_speculative_tokens": "speculative tokens per step configured (`number of sepculative tokens is N`)",
-             "speculative_method": "`mtp` when MindIE starts an MtpWorker (text)"},
+             "speculative_method": "`mtp` when MindIE starts an MtpWorker (text)",
+             "flashlb_new_par": "MindIE dynamic EPLB (FlashLB): mean over layers of the rank peak-to-average ratio the "
+             "new placement would give (`new_par:`)",
+             "flashlb_cur_par": "MindIE FlashLB: the same ratio of the current placement (`cur_par:`)",
+             "flashlb_ptr_par": "MindIE FlashLB: the same ratio after re-pointing replicas only (`ptr_par:`)",
+             "flashlb_layers_changed": "MindIE FlashLB: layers the planning round rewrites (`change:`; text: their ids)"},
     # MindIE run logs (MINDIE_LOG_PATH, possibly per component as `llm:/path;...`, else ~/mindie/log) and the
     # ATB operator logs (MindIE-LLM logging_configuration.md; FaultDiag's collection guide).
     locations=(Location(roots=("$MINDIE_LOG_PATH", "~/mindie/log"), patterns=("debug/*.log", "*.log"),

@@ -10,6 +10,9 @@ same rules can read them. Metric names (vLLM ``v1/metrics/loggers.py``; older na
 ``vllm:spec_decode_num_drafts``, ``vllm:spec_decode_num_draft_tokens``, ``vllm:spec_decode_num_accepted_tokens``,
 ``vllm:prompt_tokens``, ``vllm:generation_tokens`` (counters; the text shows them with ``_total``).
 
+The expert-load metrics of vllm-ascend (``eplb:expert_hotness:*``) and SGLang (``sglang:eplb_gpu_physical_count``)
+are read by ``prometheus_eplb.py``: the same snapshots, one module per concern.
+
 A snapshot's time is the sample timestamp when the exposition carries one, else the last full date printed
 above it (``date; curl ... >> metrics.txt``), else none (the file's order still orders the snapshots).
 ``engine`` is ``Engine NNN`` from the ``engine`` label, as the log's ``Engine 000:`` lines name it.
@@ -27,6 +30,7 @@ import polars as pl
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.lineframe import FULL_DATE, FileContext
 from diagnose.parsers.kind import SourceKind
+from diagnose.parsers.kinds import prometheus_eplb
 
 KIND = "vllm-metrics"
 
@@ -74,6 +78,12 @@ SIGNALS: dict[str, str] = {
     "spec_mean_acceptance_len": "1 + accepted tokens / drafts since start (1.00 = no draft token accepted)",
     "preemptions_delta": "preemptions between two snapshots of one engine (bundle pass)",
     "interval_s": "seconds between two snapshots of one engine, when both are dated (bundle pass)",
+    "eplb_imbalance_current_mean": "vllm-ascend EPLB gauge `eplb:expert_hotness:current_mean`: mean over layers of the "
+    "rank max/mean, current placement (the log line's value)",
+    "eplb_imbalance_current_max": "vllm-ascend EPLB gauge `eplb:expert_hotness:current_max`: worst layer, current placement",
+    "eplb_imbalance_updated_mean": "vllm-ascend EPLB gauge `eplb:expert_hotness:update_mean`: mean over layers, planned placement",
+    "eplb_imbalance_updated_max": "vllm-ascend EPLB gauge `eplb:expert_hotness:update_max`: worst layer, planned placement",
+    **prometheus_eplb.SIGNALS,
 }
 
 
@@ -155,6 +165,7 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
         except Exception as exc:  # noqa: BLE001 - a cut or mangled snapshot: keep its lines as raw records
             errors[first + 1] = f"{type(exc).__name__}: {exc}"
             continue
+        rows += prometheus_eplb.eplb_rows(families, prometheus_eplb.sample_lines(texts, first, last), when, first)
         totals: dict[tuple[str, str], float] = {}
         for fam in families:
             # Counters come as `x_total` under TYPE `x_total` (classic text) or TYPE `x` (OpenMetrics style).
@@ -257,9 +268,10 @@ def _rates(signals: pl.DataFrame, series: pl.DataFrame | None) -> pl.DataFrame:
 SOURCE = SourceKind(
     name=KIND,
     parse=parse,
-    summary="vLLM `/metrics` snapshots (Prometheus text exposition), one or several per file",
+    summary="vLLM `/metrics` snapshots (Prometheus text exposition), one or several per file, with the EPLB "
+    "gauges of vllm-ascend and SGLang",
     file_name=r"(?i)metrics[\w.-]*\.(?:txt|prom|log)$|\.prom$|^metrics$",
-    sniff=r"^# (?:HELP|TYPE) vllm:|^vllm:[a-z_]+(?:\{[^}]*\})? [-+0-9.eEinfNa]+$",
+    sniff=r"^# (?:HELP|TYPE) (?:vllm:|eplb:|sglang:eplb_)|^(?:vllm|eplb):[a-z_:]+(?:\{[^}]*\})? [-+0-9.eEinfNa]+$",
     signals=SIGNALS,
     bundle_pass=_rates,
     sniff_rank=125,

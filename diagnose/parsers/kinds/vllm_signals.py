@@ -20,6 +20,8 @@ from diagnose.parsers.families.oom import oom_signals
 KIND = "vllm"  # the source kind these signals belong to (declared in parsers/kinds/vllm.py)
 
 _NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?|nan)"
+# The head of upstream vLLM's EPLB line, generation 1 (no step number) or 2 and 3 (`N for model M: `).
+_EPLB_STEP = r"EPLB step: (?:[0-9]+ for model .*?: )?"
 
 # (signal, regex with one group, scale) for every number on the periodic and start-up lines.
 _SIGNAL_PATTERNS: list[tuple[str, str, float]] = [
@@ -54,14 +56,28 @@ _SIGNAL_PATTERNS: list[tuple[str, str, float]] = [
     ("max_num_seqs", r"""['"]?max_num_seqs['"]?\s*[:=]\s*([0-9]+)""", 1.0),
     ("max_num_seqs", r"--max-num-seqs[ =]([0-9]+)", 1.0),
     # EPLB: vllm-ascend `[Expert Hotness] Current: mean=, max=, Updated: ...` and `[eplb/worker] Expert hotness
-    # imbalance, current: mean= max=, updated: ...`; upstream vLLM `EPLB step: N for model M: ... balancedness=`.
+    # imbalance, current: mean= max=, updated: ...`; upstream vLLM in three generations (vllm/distributed/eplb/
+    # eplb_state.py): `EPLB step: avg_tokens=%.2f, max_tokens=%d, balancedness=%.4f` (@0014ec6c58e1, the first
+    # release with EPLB), then `EPLB step: %d for model %s: avg_tokens=...` and the same with `, steps until the
+    # next rearrangement: %d` (@50feac95f9e5). Some forks append `imbalanceness=...`; it is not balancedness.
     ("eplb_imbalance_current_mean", r"(?:Expert Hotness\] Current|Expert hotness imbalance, current): mean=" + _NUM, 1.0),
     ("eplb_imbalance_current_max", r"(?:Expert Hotness\] Current|Expert hotness imbalance, current): mean=[0-9.na]+,? max=" + _NUM, 1.0),
     ("eplb_imbalance_updated_mean", r"(?:Expert Hotness\] Current|Expert hotness imbalance, current).*?[Uu]pdated: mean=" + _NUM, 1.0),
     ("eplb_imbalance_updated_max", r"(?:Expert Hotness\] Current|Expert hotness imbalance, current).*?[Uu]pdated: mean=[0-9.na]+,? max=" + _NUM, 1.0),
-    ("eplb_balancedness", r"EPLB step: [0-9]+ for model .*?balancedness=" + _NUM, 1.0),
-    ("eplb_avg_tokens", r"EPLB step: [0-9]+ for model .*?avg_tokens=" + _NUM, 1.0),
-    ("eplb_max_tokens", r"EPLB step: [0-9]+ for model .*?max_tokens=" + _NUM, 1.0),
+    ("eplb_balancedness", _EPLB_STEP + r"avg_tokens=[0-9.na]+, max_tokens=[0-9]+, balancedness=" + _NUM, 1.0),
+    ("eplb_avg_tokens", _EPLB_STEP + r"avg_tokens=" + _NUM + r", max_tokens=", 1.0),
+    ("eplb_max_tokens", _EPLB_STEP + r"avg_tokens=[0-9.na]+, max_tokens=" + _NUM + r", balancedness=", 1.0),
+    # SGLang's rank-0 line on every forward pass with expert-distribution metrics on
+    # (sgl-project/sglang@02295fe5ac5c python/sglang/srt/eplb/expert_distribution.py, _append_utilization_rate):
+    # `[Expert Balancedness] forward_pass_id=N current_pass_balancedness=0.xxx last_10_average_balancedness=0.xxx
+    # last_100_... last_1000_...  gpu_physical_count_sum=N` (two spaces before the sum).
+    ("eplb_pass_balancedness", r"\[Expert Balancedness\].*?current_pass_balancedness=" + _NUM, 1.0),
+    ("eplb_balancedness_last_10", r"\[Expert Balancedness\].*?last_10_average_balancedness=" + _NUM, 1.0),
+    ("eplb_balancedness_last_100", r"\[Expert Balancedness\].*?last_100_average_balancedness=" + _NUM, 1.0),
+    ("eplb_balancedness_last_1000", r"\[Expert Balancedness\].*?last_1000_average_balancedness=" + _NUM, 1.0),
+    ("eplb_gpu_physical_count_sum", r"\[Expert Balancedness\].*?gpu_physical_count_sum=" + _NUM, 1.0),
+    ("eplb_steps_to_rearrangement", _EPLB_STEP + r".*?balancedness=[0-9.na]+, steps until the next rearrangement: "
+     + _NUM, 1.0),
 ]
 
 # Which family of lines each signal is read from (default: the rare start-up and event lines).
@@ -70,11 +86,14 @@ _FAMILY = {
                                  "swapped_reqs", "kv_cache_usage_pct", "prefix_cache_hit_pct")},
     **{n: "spec" for n in ("spec_acceptance_pct", "spec_mean_acceptance_len", "spec_accepted_tokens",
                            "spec_drafted_tokens")},
+    # SGLang prints its balancedness line on every forward pass: one pass over those lines for all its values
+    **{n: "balancedness" for n in ("eplb_pass_balancedness", "eplb_balancedness_last_10", "eplb_balancedness_last_100",
+                                   "eplb_balancedness_last_1000", "eplb_gpu_physical_count_sum")},
 }
 
 # Printed every logging interval by every engine: most of a long log's signals. Their lines are not kept
 # in memory unless a rule can quote them (diagnose/model/series.py).
-PERIODIC_SIGNALS = frozenset(_FAMILY) | {"spec_pos_acceptance"}
+PERIODIC_SIGNALS = frozenset(n for n, f in _FAMILY.items() if f != "balancedness") | {"spec_pos_acceptance"}
 
 # V0 prints the acceptance rate as a fraction (0.550); scale it to percent.
 _V0_SPEC = r"Speculative metrics: Draft acceptance rate: " + _NUM
@@ -97,7 +116,7 @@ _TEXT_PATTERNS: list[tuple[str, str]] = [
 _PREFILTER = (
     r"throughput:|acceptance|Speculative metrics|KV cache size|blocks:|Maximum concurrency|weights took|"
     r"loading took|Available KV cache memory|Available memory: |padding layers|accept len|max_model_len|max_seq_len|tensor_parallel_size|speculative|quantization|max_num_seqs|max-num-seqs|"
-    r"num-speculative-tokens|LLM engine \(v|server version|Expert Hotness|Expert hotness|EPLB step"
+    r"num-speculative-tokens|LLM engine \(v|server version|Expert Hotness|Expert hotness|EPLB step|Expert Balancedness"
     r"|'model'|model='|served_model_name"
     r"|[Aa]scend(?: plugin)? [Vv]ersion|torch[-_]npu|CANN(?: toolkit)? [Vv]ersion"
 )
@@ -124,16 +143,18 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
     # The periodic lines are most of the input: run each pattern only on its own family of lines.
     is_tp = pl.col("message").str.contains("Avg prompt throughput:", literal=True)
     is_spec = pl.col("message").str.contains("acceptance|Speculative metrics|accept len")
+    is_bal = pl.col("message").str.contains("[Expert Balancedness]", literal=True)
     families = {
         "throughput": base.filter(is_tp),
         "spec": base.filter(~is_tp & is_spec),
-        "other": base.filter(~is_tp & ~is_spec),
+        "balancedness": base.filter(~is_tp & ~is_spec & is_bal),
+        "other": base.filter(~is_tp & ~is_spec & ~is_bal),
     }
     def number(pattern: str, scale: float) -> pl.Expr:
         return pl.col("message").str.extract(pattern, 1).str.replace_all(",", "").cast(pl.Float64, strict=False) * scale
 
     periodic, other = [], []
-    wide: dict[str, dict[str, pl.Expr]] = {"throughput": {}, "spec": {}}
+    wide: dict[str, dict[str, pl.Expr]] = {"throughput": {}, "spec": {}, "balancedness": {}}
     for name, pattern, scale in _SIGNAL_PATTERNS:
         family = _FAMILY.get(name, "other")
         if family == "other":
@@ -339,6 +360,14 @@ SIGNALS: dict[str, str] = {
     "eplb_balancedness": "upstream vLLM EPLB balancedness = avg/max tokens per EP rank (1.0 = perfect)",
     "eplb_avg_tokens": "upstream vLLM EPLB avg_tokens per EP rank",
     "eplb_max_tokens": "upstream vLLM EPLB max_tokens on one EP rank",
+    "eplb_steps_to_rearrangement": "upstream vLLM EPLB: steps until the next rearrangement (generation 3 line)",
+    "eplb_pass_balancedness": "SGLang EPLB: balancedness of one forward pass, the mean over layers of (mean+1e-5)/(max+1e-5) "
+    "of the tokens per GPU (1.0 = even; `[Expert Balancedness] current_pass_balancedness`)",
+    "eplb_balancedness_last_10": "SGLang EPLB: mean balancedness of the last 10 forward passes",
+    "eplb_balancedness_last_100": "SGLang EPLB: mean balancedness of the last 100 forward passes",
+    "eplb_balancedness_last_1000": "SGLang EPLB: mean balancedness of the last 1000 forward passes (the window its "
+    "rebalancer compares with --eplb-min-rebalancing-utilization-threshold)",
+    "eplb_gpu_physical_count_sum": "SGLang EPLB: expert selections counted in the forward pass, all GPUs and layers",
 }
 
 

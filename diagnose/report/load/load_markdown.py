@@ -32,6 +32,9 @@ def render(typed: ExpertLoadResult, lang: str = "en") -> str:
         files = ", ".join(msg("expertload.warn.rank_file", day=m["day"], stage=m["stage"], rank=m["rank"])
                           for m in miss.get("rank_files", [])[:8])
         out.append(msg("expertload.md.missing", days=_cell(", ".join(miss.get("days", [])) or none), files=_cell(files or none)))
+    out += [_cell(text) for text in w.get("apart") or []]
+    if w.get("gauge_days"):
+        out.append(msg("expertload.warn.gauge_days", days=_cell(", ".join(w["gauge_days"]))))
     if result.get("resets"):
         out.append(msg("expertload.md.resets", n=result["resets"]))
     for note in result.get("notes", []):

@@ -97,6 +97,8 @@ def _warnings(result: dict[str, Any], msg: Messages) -> list[str]:
     warn = []
     if miss.get("days"):
         warn.append(msg("expertload.warn.no_dump", days=", ".join(miss["days"])))
+    if result["window"].get("gauge_days"):
+        warn.append(msg("expertload.warn.gauge_days", days=", ".join(result["window"]["gauge_days"])))
     if miss.get("rank_files"):
         warn.append(msg("expertload.warn.rank_files", files=", ".join(
             msg("expertload.warn.rank_file", day=m["day"], stage=m["stage"], rank=m["rank"]) for m in miss["rank_files"])))
@@ -221,6 +223,7 @@ def render(typed: ExpertLoadResult, lang: str = "en") -> str:
         parts += [f"<script type=\"text/javascript\">{get_plotlyjs()}</script>", plotly_locale(msg)]
     parts += ["</head><body>", f"<h1>{e(msg('expertload.page.title', **span))}</h1>",
               f"<div class=\"meta\" id=\"subtitle\">{e(meta)}</div>", _kpis(result, msg)]
+    parts += [f"<p class=\"apart\" id=\"apart-{i}\">{e(text)}</p>" for i, text in enumerate(w.get("apart") or [])]
     parts += _warnings(result, msg)
     advice = (result.get("advice") or {}).get("text") or []
     if advice:

@@ -44,6 +44,21 @@ def placement_source(source: str, msg: Messages) -> str:
     return msg.get(f"expertload.placement.{source}", source)
 
 
+def apart(result: ExpertLoadResult, msg: Messages) -> list[str]:
+    """What is measured but kept out of the routed-expert numbers: the shared expert's slots and dangling devices
+    (MindIE), the MTP layers; one sentence each, shown apart on the page and in Markdown."""
+    w = result.window
+    out = []
+    if w.shared_slots or w.dangling_devices:
+        out.append(msg("expertload.apart.shared", n=w.shared_slots, dangling=w.dangling_devices,
+                       tokens=f"{w.shared_tokens:,}"))
+    if w.mtp_layers:
+        first = w.layers - w.mtp_layers
+        out.append(msg("expertload.apart.mtp", n=w.mtp_layers,
+                       layers=", ".join(str(i) for i in range(first, w.layers))))
+    return out
+
+
 def refused(reason: str, params: dict[str, str], msg: Messages) -> str:
     return msg(f"expertload.refused.{reason}", **params)
 
@@ -54,6 +69,7 @@ def worded(result: ExpertLoadResult, msg: Messages) -> dict[str, Any]:
     w, c = out["window"], result.counting
     w["placement_text"] = placement_source(result.window.placement, msg)
     w["layers_from"] = layers_from(result.window.layers_source, result.window.layers_votes, msg)
+    w["apart"] = apart(result, msg)
     out["lang"] = msg.lang
     out["notes"] = [msg(n.key, **n.params) for n in result.notes]
     out["refused"] = [{"path": r.path, "reason": r.reason, "why": refused(r.reason, r.params, msg)} for r in result.refused]
@@ -61,7 +77,9 @@ def worded(result: ExpertLoadResult, msg: Messages) -> dict[str, Any]:
     for f, stat in zip(out["files"], result.files):
         f["why"] = why(stat, max_intervals, msg)
     if c is not None:
-        out["counting"]["rule"] = msg("expertload.counting_rule", max=f"{max_intervals:g}")
+        rule = {"count": "expertload.counting_rule_count", "skip": "expertload.counting_rule_skip"}.get(
+            c.first_window, "expertload.counting_rule")
+        out["counting"]["rule"] = msg(rule, max=f"{max_intervals:g}")
         for x, nc in zip(out["counting"]["first_windows_not_counted"], c.first_windows_not_counted):
             x["why"] = why(nc, max_intervals, msg)
     else:
@@ -92,5 +110,11 @@ def advice_lines(result: ExpertLoadResult, msg: Messages) -> list[str]:
         values = {k: (f"{v:.3g}" if isinstance(v, float) else v) for k, v in ch.values.items()}
         mark = {True: "+", False: "-", None: "?"}[ch.supports_trial]
         lines.append(f"{mark} " + msg(f"expertload.advice.check.{ch.code}", **values))
+    for o in a.options:
+        lines.append("  " + msg("expertload.advice.option", redundant=o.redundant_experts, measured=f"{o.measured:.3g}",
+                                estimated=f"{o.estimated:.3g}", worst=f"{o.worst:.3g}", gain=f"{o.gain:.3g}"))
+    for c in a.conditions:
+        values = {k: (f"{v:.3g}" if isinstance(v, float) else v) for k, v in c.values.items()}
+        lines.append(msg(f"expertload.advice.condition.{c.code}", **values))
     lines.append(msg("expertload.advice.timing"))
     return lines
