@@ -279,6 +279,18 @@ def _remap(frame: pl.DataFrame, starts: pl.Series, meta: pl.DataFrame) -> pl.Dat
 
 def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors: list[str],
                batch: _SmallFiles | None = None, progress: Progress | None = None):
+    """``_read_one``, whose failure costs only its file: any exception while one file is read (a reader's bug,
+    an input no check foresaw) skips that file with the exception as its reason and records an internal error,
+    so the run goes on and says it is incomplete (exit 3), instead of losing every other file's findings."""
+    try:
+        return _read_one(src, settings, filters, errors, batch, progress)
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        errors.append(f"reading {src.path} failed: {failure(exc)}")
+        return Skipped(src.path, f"not read: the reader failed ({failure(exc)})")
+
+
+def _read_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors: list[str],
+              batch: _SmallFiles | None = None, progress: Progress | None = None):
     """Read one file chunk by chunk; line-oriented kinds are parsed per chunk, the others whole; small
     line-oriented files are handed to ``batch`` (returns None then)."""
     info = TextInfo()
@@ -359,6 +371,12 @@ def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors
         encoding=info.encoding, note="; ".join(notes) or None, incomplete="; ".join(notes) or None,
     )
     return records, stamps, signals, series, info_row
+
+
+def failure(exc: BaseException, limit: int = 200) -> str:
+    """``Type: message`` of an exception, clipped (a message may quote the input)."""
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _cut_note(info: TextInfo, limit: int) -> str | None:

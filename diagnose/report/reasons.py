@@ -19,6 +19,7 @@ _REASONS: list[tuple[re.Pattern[str], str]] = [(re.compile(p + r"$"), key) for p
     (r"special file inside archive \(not read\)", "skip.archive_special"),
     (r"archive nested more than one level \(not followed\)", "skip.nested"),
     (r"no such file or directory", "skip.missing"),
+    (r"not read: the reader failed \((?P<error>.*)\)", "skip.reader_failed"),
     (r"permission denied", "skip.denied"),
     (r"not in the model directory", "skip.not_in_model_dir"),
     (r"not a regular file \((?P<what>.*)\)", "skip.not_regular"),
