@@ -8,8 +8,9 @@ limit on integer text) and a 400-digit one ``OverflowError`` where it became a f
 ``/dev/zero`` was read until memory ran out. Here every such case is one ``Malformed`` error (a ``ValueError``)
 with a sentence that says what was wrong, and every read stops at a size:
 
-- ``read_capped``: opens without following a link and without blocking (a FIFO never hangs the run), checks that
-  what was opened is a regular file no larger than the cap, and reads at most the cap.
+- ``open_regular``: opens without following a link and without blocking (a FIFO never hangs the run), then checks
+  that what was opened is a regular file, and the one that was listed (a file swapped after a folder was listed
+  is not read); ``read_capped`` also reads at most a cap.
 - ``json_loads`` / ``json_raw_decode``: the standard decoder with integers of more than ``MAX_DIGITS`` digits,
   non-finite numbers and ``NaN``/``Infinity`` read as ``None`` (no usable number), lone surrogates as U+FFFD,
   nesting deeper than ``MAX_DEPTH`` refused.
@@ -39,29 +40,51 @@ class Malformed(ValueError):
 
 
 class NotRegular(OSError):
-    """What was opened is not a regular file (a FIFO, a device, a folder) or is larger than allowed."""
+    """What was opened is not the regular file expected (a link, a FIFO, a device, a folder, another file than
+    the one listed) or is larger than allowed. ``what`` names it in a few words (``FIFO``, ``symbolic link``,
+    ``another file``, ``too large``); the message is a sentence."""
+
+    def __init__(self, what: str, message: str | None = None):
+        super().__init__(message or f"not a regular file ({what})")
+        self.what = what
 
 
-def read_capped(path: str | os.PathLike, limit: int = SMALL_FILE, follow: bool = False) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them.
-
-    Opened with ``O_NONBLOCK`` (and ``O_NOFOLLOW`` unless ``follow``), then checked with ``fstat``: a link,
-    a FIFO, a device or a file larger than ``limit`` raises ``NotRegular`` (an ``OSError``) before a byte is
-    read, so ``/dev/zero`` or a FIFO in its place costs nothing. A file that grows past ``limit`` while read is
-    refused the same way."""
+def open_regular(path: str | os.PathLike, seen: os.stat_result | None = None, follow: bool = False) -> int:
+    """A descriptor of the regular file ``path``, opened without blocking (``O_NONBLOCK``: a FIFO put in its
+    place does not wait for a writer) and, unless ``follow``, without following a link (``O_NOFOLLOW``), then
+    checked with ``fstat`` after opening: a regular file, and when ``seen`` is given the same file (device and
+    inode) that was listed. Anything else raises ``NotRegular`` with the reason, and nothing is read from it.
+    The descriptor is left blocking for the reads that follow."""
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
     try:
         fd = os.open(path, flags)
     except OSError as exc:
         if exc.errno == errno.ELOOP and not follow:
-            raise NotRegular(exc.errno, "a symbolic link (not followed)") from None
+            raise NotRegular("symbolic link", "a symbolic link (not followed)") from None
+        if exc.errno == errno.ENXIO:  # a socket
+            raise NotRegular("socket") from None
         raise
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise NotRegular(0, f"not a regular file ({kind_of(st.st_mode)})")
-        if st.st_size > limit:
-            raise NotRegular(0, f"larger than {limit} bytes")
+            raise NotRegular(kind_of(st.st_mode))
+        if seen is not None and (st.st_dev, st.st_ino) != (seen.st_dev, seen.st_ino):
+            raise NotRegular("another file", "another file than the one listed")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_capped(path: str | os.PathLike, limit: int = SMALL_FILE, follow: bool = False) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them (``open_regular``: no link followed
+    unless ``follow``, no FIFO waited on). A file larger than ``limit``, or growing past it while read, raises
+    ``NotRegular`` (an ``OSError``) before more than ``limit`` bytes are held: ``/dev/zero`` costs nothing."""
+    fd = open_regular(path, follow=follow)
+    try:
+        if os.fstat(fd).st_size > limit:
+            raise NotRegular("too large", f"larger than {limit} bytes")
         chunks, have = [], 0
         while True:
             piece = os.read(fd, min(1 << 20, limit + 1 - have))
@@ -70,7 +93,7 @@ def read_capped(path: str | os.PathLike, limit: int = SMALL_FILE, follow: bool =
             chunks.append(piece)
             have += len(piece)
             if have > limit:
-                raise NotRegular(0, f"larger than {limit} bytes")
+                raise NotRegular("too large", f"larger than {limit} bytes")
         return b"".join(chunks)
     finally:
         os.close(fd)
@@ -191,4 +214,4 @@ def _short(exc: BaseException, limit: int = 200) -> str:
 
 
 __all__ = ["MAX_DEPTH", "MAX_DIGITS", "SMALL_FILE", "Malformed", "NotRegular", "clean_text", "json_loads",
-           "json_raw_decode", "kind_of", "read_capped", "toml_loads", "unpaired_surrogates"]
+           "json_raw_decode", "kind_of", "open_regular", "read_capped", "toml_loads", "unpaired_surrogates"]

@@ -107,6 +107,10 @@ class Metered(io.RawIOBase):
                 else:
                     self._owner.note = f"truncated or corrupt compressed data after {self._count} bytes ({exc})"
             return 0
+        if n == 0 and self._limit is not None and self._count < self._limit and self._owner is not None:
+            # Shorter than when the walk listed it: cut while read (a rotation, a truncation), read in part.
+            self._owner.note = self._owner.note or (f"shrank while read: {self._count} of {self._limit} bytes "
+                                                    "read, the rest is gone")
         self._count += n
         self._budget.charge(n)
         if self._count > self._budget.max_file_bytes:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import select
 import stat
 import sys
 import zipfile
@@ -21,8 +22,9 @@ import zlib
 from pathlib import Path
 from typing import Iterator
 
+from diagnose.bounded import NotRegular, kind_of, open_regular
 from diagnose.ingest.archives import ARCHIVE_SUFFIXES, iter_tar, iter_zip, zip_from_stream
-from diagnose.ingest.budget import Budget
+from diagnose.ingest.budget import Budget, SkipFile
 from diagnose.ingest.metered import ARCHIVE_ERRORS, Counted, Prefixed, Ratio, SourceFile, source
 from diagnose.ingest.names import display as display_name
 from diagnose.ingest.nodes import node_from_path
@@ -45,22 +47,29 @@ def iter_sources(paths: list[str], budget: Budget | None = None) -> Iterator[Sou
 
 def _iter_given(paths: list[str], budget: Budget) -> Iterator[SourceFile | Skipped]:
     for given in paths:
-        if given == "-":
-            yield from _from_stdin(budget)
-            continue
-        p = Path(given)
         try:
-            st = p.stat()
-        except FileNotFoundError:
-            yield Skipped(given, "no such file or directory")
-            continue
-        except OSError as exc:
-            yield Skipped(given, f"cannot access: {exc.strerror or exc}")
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            yield from _walk_dir(p, budget)
-        else:
-            yield from _from_file(p, p.name, given, budget)
+            yield from _one_given(given, budget)
+        except Exception as exc:  # noqa: BLE001 - a listing that fails costs only the rest of its own path
+            yield Skipped(given, f"not read: listing failed ({type(exc).__name__}: {str(exc)[:200]})")
+
+
+def _one_given(given: str, budget: Budget) -> Iterator[SourceFile | Skipped]:
+    if given == "-":
+        yield from _from_stdin(budget)
+        return
+    p = Path(given)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        yield Skipped(given, "no such file or directory")
+        return
+    except OSError as exc:
+        yield Skipped(given, f"cannot access: {exc.strerror or exc}")
+        return
+    if stat.S_ISDIR(st.st_mode):
+        yield from _walk_dir(p, budget)
+    else:
+        yield from _from_file(p, p.name, given, budget)
 
 
 def _walk_dir(root: Path, budget: Budget) -> Iterator[SourceFile | Skipped]:
@@ -104,40 +113,59 @@ def _from_file(path: Path, rel: str, display: str, budget: Budget) -> Iterator[S
     except OSError as exc:
         yield Skipped(display, f"cannot access: {exc.strerror or exc}")
         return
-    if stat.S_ISLNK(st.st_mode):
+    follow = stat.S_ISLNK(st.st_mode)
+    if follow:
         try:
             st = path.stat()  # a link given on the command line is followed once
         except OSError as exc:
             yield Skipped(display, f"broken symbolic link: {exc.strerror or exc}")
             return
     if not stat.S_ISREG(st.st_mode):
-        yield Skipped(display, f"not a regular file ({_file_type(st.st_mode)})")
+        yield Skipped(display, f"not a regular file ({kind_of(st.st_mode)})")
         return
     if not os.access(path, os.R_OK):
         yield Skipped(display, "permission denied")
         return
     name = path.name.lower()
     node = node_from_path(rel) or node_from_path(display)
+    opener = _Checked(path, st, follow)
     if name.endswith(ARCHIVE_SUFFIXES):
-        yield from _from_archive_path(path, display, node, budget, st.st_size)
+        yield from _from_archive_path(path, display, node, budget, st.st_size, opener)
     elif name.endswith(".gz"):
-        yield source(display, rel[:-3], node, None, st.st_mtime, lambda: _GzipOnDisk(path), budget,
+        yield source(display, rel[:-3], node, None, st.st_mtime, lambda: _GzipOnDisk(opener), budget,
                      Ratio(st.st_size), standalone=True, disk_bytes=st.st_size)
     elif st.st_size > budget.max_file_bytes:  # refused before a byte is read (the meter would, at the end)
         yield Skipped(display, f"larger than the per-file limit of {budget.max_file_bytes} bytes")
     else:
         # Unbuffered: the meter's own buffer reads it, one system call a read, so the bytes read before a
         # failing one (EIO) are kept rather than lost inside a second buffer.
-        yield source(display, rel, node, st.st_size, st.st_mtime, lambda: open(path, "rb", buffering=0), budget,
-                     limit=st.st_size, standalone=True)
+        yield source(display, rel, node, st.st_size, st.st_mtime, opener, budget, limit=st.st_size, standalone=True)
+
+
+class _Checked:
+    """Opens the file the walk listed, and only that: ``open_regular`` (diagnose/bounded.py) opens without
+    following a link (unless the path given on the command line was one) and without blocking, then checks that
+    what it opened is a regular file with the device and inode the walk saw. A file swapped for a link, a FIFO
+    or another file between the listing and the read is skipped with the reason, never read: a link would put
+    text from outside the input folder in every report, a FIFO would hang the run. Gives an unbuffered file."""
+
+    def __init__(self, path: Path, seen: os.stat_result, follow: bool):
+        self.path, self.seen, self.follow = path, seen, follow
+
+    def __call__(self) -> io.FileIO:
+        try:
+            fd = open_regular(self.path, self.seen, self.follow)
+        except NotRegular as exc:
+            raise SkipFile(f"changed after it was listed (now: {exc.what}); not read") from None
+        return io.FileIO(fd, "rb", closefd=True)
 
 
 class _GzipOnDisk(gzip.GzipFile):
     """A .gz file read through an unbuffered file, as plain files are (the bytes before a failing read are
     kept), and closed with it."""
 
-    def __init__(self, path: Path):
-        self._file = open(path, "rb", buffering=0)
+    def __init__(self, opener: _Checked):
+        self._file = opener()
         super().__init__(fileobj=self._file, mode="rb")
 
     def close(self) -> None:
@@ -147,40 +175,33 @@ class _GzipOnDisk(gzip.GzipFile):
             self._file.close()
 
 
-def _file_type(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "FIFO"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "device file"
-    return "special file"
-
-
-def _from_archive_path(path: Path, display: str, node: str | None, budget: Budget, size: int):
+def _from_archive_path(path: Path, display: str, node: str | None, budget: Budget, size: int, opener: _Checked):
     ratio = Ratio(size)
-    if path.name.lower().endswith(".zip"):
-        try:
-            zf = zipfile.ZipFile(path)
-        except ARCHIVE_ERRORS as exc:
-            yield Skipped(display, f"corrupt zip archive: {exc}")
-            return
-        with zf:
-            yield from iter_zip(zf, display, node, budget, ratio, nested=0)
-        return
     try:
-        fh = open(path, "rb")
+        fh = io.BufferedReader(opener(), buffer_size=1 << 16)
+    except SkipFile as exc:
+        yield Skipped(display, str(exc))
+        return
     except OSError as exc:
         yield Skipped(display, f"cannot read archive: {exc.strerror or exc}")
         return
     with fh:
+        if path.name.lower().endswith(".zip"):
+            try:
+                zf = zipfile.ZipFile(fh)
+            except ARCHIVE_ERRORS as exc:
+                yield Skipped(display, f"corrupt zip archive: {exc}")
+                return
+            with zf:
+                yield from iter_zip(zf, display, node, budget, ratio, nested=0)
+            return
         yield from iter_tar(fh, display, node, budget, ratio, nested=0)
 
 
 def _from_stdin(budget: Budget) -> Iterator[SourceFile | Skipped]:
     """Standard input may be a log, a .gz, a tar (compressed or not) or a zip: told from its first bytes,
     then read on as a stream (never held whole); its ratio counts the bytes taken from it so far."""
-    stdin = sys.stdin.buffer
+    stdin = _interruptible(sys.stdin.buffer)
     try:
         head = stdin.read(_STDIN_HEAD)
     except OSError as exc:
@@ -198,6 +219,35 @@ def _from_stdin(budget: Budget) -> Iterator[SourceFile | Skipped]:
                      lambda: gzip.GzipFile(fileobj=io.BufferedReader(Counted(whole, ratio))), budget, ratio)
     else:
         yield source("<stdin>", "stdin", None, None, None, lambda: whole, budget)
+
+
+class _WaitingStdin(io.RawIOBase):
+    """Standard input read in waits of a quarter second: ``diagnose -`` on a terminal (or a pipe whose writer is
+    slow) otherwise sits in one ``read`` that a Ctrl-C does not end when the kernel hands the signal to another
+    of the process's threads (polars' workers, the progress line): the main thread would run the handler only
+    after the next line or Ctrl-D. Between waits the interpreter runs the handler, and the run stops (exit 130)."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while not select.select([self._fd], [], [], 0.25)[0]:
+            pass
+        return os.readv(self._fd, [buffer])
+
+
+def _interruptible(stream):
+    """``stream`` (standard input's bytes, not read from before), read through ``_WaitingStdin`` when it has a
+    descriptor that ``select`` can wait on; as it is otherwise (a test's in-memory input)."""
+    try:
+        fd = stream.fileno()
+        select.select([fd], [], [], 0)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return stream
+    return io.BufferedReader(_WaitingStdin(fd), buffer_size=1 << 16)
 
 
 def _is_tar(data: bytes) -> bool:

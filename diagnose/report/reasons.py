@@ -20,6 +20,8 @@ _REASONS: list[tuple[re.Pattern[str], str]] = [(re.compile(p + r"$"), key) for p
     (r"archive nested more than one level \(not followed\)", "skip.nested"),
     (r"no such file or directory", "skip.missing"),
     (r"not read: the reader failed \((?P<error>.*)\)", "skip.reader_failed"),
+    (r"not read: listing failed \((?P<error>.*)\)", "skip.listing_failed"),
+    (r"changed after it was listed \(now: (?P<what>.*)\); not read", "skip.changed"),
     (r"permission denied", "skip.denied"),
     (r"not in the model directory", "skip.not_in_model_dir"),
     (r"not a regular file \((?P<what>.*)\)", "skip.not_regular"),
@@ -49,8 +51,14 @@ _NOTES: list[tuple[re.Pattern[str], str]] = [(re.compile(p + r"$"), key) for p, 
     (r"(?P<n>\d+) over-long lines cut", "input_note.cut"),
     (r"derived by preflight from the model files and launch configuration", "input_note.preflight"),
     (r"truncated or corrupt compressed data after (?P<n>\d+) bytes \((?P<error>.*)\)", "input_note.truncated"),
+    (r"shrank while read: (?P<n>\d+) of (?P<size>\d+) bytes read, the rest is gone", "input_note.shrank"),
     (r"last block incomplete \(a write in progress\); ignored", "input_note.incomplete_block"),
 )]
+
+
+# The file types a reason names (``what``); FIFO and socket are the same technical terms in every language.
+_WHAT = {"symbolic link": "skip.what.symlink", "another file": "skip.what.other", "directory": "skip.what.directory",
+         "device file": "skip.what.device", "special file": "skip.what.special"}
 
 
 def _translate(text: str, table: list[tuple[re.Pattern[str], str]], msg: Messages) -> str:
@@ -59,7 +67,10 @@ def _translate(text: str, table: list[tuple[re.Pattern[str], str]], msg: Message
     for pattern, key in table:
         m = pattern.match(text)
         if m:
-            return msg(key, **m.groupdict())
+            values = m.groupdict()
+            if values.get("what") in _WHAT:
+                values["what"] = msg(_WHAT[values["what"]])
+            return msg(key, **values)
     return text
 
 
