@@ -33,10 +33,16 @@ from typing import Any
 MAX_DEPTH = 64  # nesting of arrays and objects/tables: real files use fewer than ten levels
 MAX_DIGITS = 40  # digits of an integer kept as a number (a 128-bit value has 39)
 SMALL_FILE = 4 * 1024 * 1024  # rule files, configuration files, cache entries: the largest real one is ~40 KB
+REPORT_BYTES = 512 * 1024 * 1024  # an earlier JSON report (a baseline): one of a 100,000-file run is ~50 MB
 
 
 class Malformed(ValueError):
-    """A structured text that cannot be used as it is; the message says why (no traceback text)."""
+    """A structured text that cannot be used as it is; the message says why (no traceback text): ``what`` the
+    text is, then ``detail``."""
+
+    def __init__(self, what: str, detail: str):
+        super().__init__(f"{what}: {detail}")
+        self.detail = detail
 
 
 class NotRegular(OSError):
@@ -148,7 +154,7 @@ def json_loads(data: str | bytes | bytearray, what: str = "JSON") -> Any:
     obj, end = json_raw_decode(text, 0, what)
     rest = text[end:]
     if rest.strip(" \t\r\n"):
-        raise Malformed(f"{what}: extra data after the value (at character {end})")
+        raise Malformed(what, f"extra data after the value (at character {end})")
     return obj
 
 
@@ -158,13 +164,13 @@ def json_raw_decode(text: str, at: int = 0, what: str = "JSON") -> tuple[Any, in
     try:
         obj, end = _DECODER.raw_decode(text, at)
     except json.JSONDecodeError as exc:
-        raise Malformed(f"{what}: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+        raise Malformed(what, f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
-        raise Malformed(f"{what}: nested too deeply (more than {MAX_DEPTH} levels)") from None
+        raise Malformed(what, f"nested too deeply (more than {MAX_DEPTH} levels)") from None
     except (ValueError, OverflowError) as exc:  # noqa: B014 - whatever the number hooks refuse
-        raise Malformed(f"{what}: {_short(exc)}") from None
+        raise Malformed(what, _short(exc)) from None
     if _too_deep(obj):
-        raise Malformed(f"{what}: nested too deeply (more than {MAX_DEPTH} levels)")
+        raise Malformed(what, f"nested too deeply (more than {MAX_DEPTH} levels)")
     return obj, end
 
 
@@ -189,13 +195,13 @@ def toml_loads(text: str, what: str = "TOML") -> dict[str, Any]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise Malformed(f"{what}: {exc}") from None
+        raise Malformed(what, str(exc)) from None
     except RecursionError:
-        raise Malformed(f"{what}: nested too deeply (more than {MAX_DEPTH} levels)") from None
+        raise Malformed(what, f"nested too deeply (more than {MAX_DEPTH} levels)") from None
     except (ValueError, OverflowError, MemoryError) as exc:
-        raise Malformed(f"{what}: {_short(exc)}") from None
+        raise Malformed(what, _short(exc)) from None
     if _too_deep(data):
-        raise Malformed(f"{what}: nested too deeply (more than {MAX_DEPTH} levels)")
+        raise Malformed(what, f"nested too deeply (more than {MAX_DEPTH} levels)")
     return data
 
 
@@ -213,5 +219,5 @@ def _short(exc: BaseException, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-__all__ = ["MAX_DEPTH", "MAX_DIGITS", "SMALL_FILE", "Malformed", "NotRegular", "clean_text", "json_loads",
+__all__ = ["MAX_DEPTH", "MAX_DIGITS", "REPORT_BYTES", "SMALL_FILE", "Malformed", "NotRegular", "clean_text", "json_loads",
            "json_raw_decode", "kind_of", "open_regular", "read_capped", "toml_loads", "unpaired_surrogates"]

@@ -30,16 +30,23 @@ def catalog() -> dict[str, dict[str, Any]]:
 
     cached = parsed_tomls([CATALOG_FILE], prefix="messages-")  # JSON in the cache folder: 1 ms, not 15
     if cached is not None:
-        data = cached[CATALOG_FILE]
-    else:
-        with CATALOG_FILE.open("rb") as fh:
-            data = tomllib.load(fh)
+        try:
+            return _entries(cached[CATALOG_FILE])
+        except ValueError:  # a cache entry of another shape (diagnose/cache.py): the file itself
+            pass
+    with CATALOG_FILE.open("rb") as fh:
+        return _entries(tomllib.load(fh))
+
+
+def _entries(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
 
     def walk(prefix: str, table: dict[str, Any]) -> None:
         for key, value in table.items():
             name = f"{prefix}.{key}" if prefix else key
             if isinstance(value, dict) and "en" in value:
+                if not all(isinstance(v, (str, list, bool)) for v in value.values()):
+                    raise ValueError(f"{CATALOG_FILE.name}: {name} is not a message")
                 out[name] = value
             elif isinstance(value, dict):
                 walk(name, value)

@@ -8,13 +8,13 @@ typo must not silently disable a check); every error names the file and the fiel
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from diagnose.bounded import SMALL_FILE, Malformed, NotRegular, read_capped, toml_loads
 from diagnose.cache import parsed_tomls
 from diagnose.engine.match import ACROSS, LEVELS, SCHEMA, SCOPES, SELECTOR_FIELDS, WITHIN, Match, match_from
 from diagnose.model import CATEGORIES, SEVERITIES
@@ -252,11 +252,17 @@ class _Check:
 
 
 def load_rule(path: Path, check_patterns: bool = True) -> Rule:
+    """One rule file, read within the bounds of diagnose/bounded.py: a regular file (a link to one is followed;
+    a FIFO or a device is refused, never waited on or read) of at most ``SMALL_FILE`` bytes, TOML nested at most
+    ``MAX_DEPTH`` deep; anything else is a RuleError naming the file (exit 2), not a traceback."""
     sp = str(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise RuleError(sp, "", f"invalid TOML: {exc}") from None
+        data = toml_loads(read_capped(path, SMALL_FILE, follow=True).decode("utf-8"), "invalid TOML")
+    except Malformed as exc:
+        raise RuleError(sp, "", str(exc)) from None
+    except NotRegular as exc:
+        raise RuleError(sp, "", f"cannot read: {exc} (a rule file is a regular file of at most {SMALL_FILE} bytes)") \
+            from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleError(sp, "", f"cannot read: {exc}") from None
     return rule_from_dict(data, sp, path.parent, check_patterns)
@@ -389,7 +395,7 @@ def load_rules(dirs: list[Path], trusted: Path | None = None) -> tuple[list[Rule
         for path in files:
             try:
                 if cached is not None:
-                    rule = rule_from_dict(cached[path], str(path), path.parent, check_patterns=False)
+                    rule = _from_cache(cached[path], path)
                 else:
                     rule = load_rule(path, check_patterns=trusted is None or not path.is_relative_to(trusted))
             except RuleError as exc:
@@ -405,3 +411,12 @@ def load_rules(dirs: list[Path], trusted: Path | None = None) -> tuple[list[Rule
             named[rule.name] = rule.id
             rules.append(rule)
     return rules, errors
+
+
+def _from_cache(data, path: Path) -> Rule:
+    """A built-in rule from its cache entry, or from its file when the entry is not a valid rule (the cache
+    folder is not trusted: diagnose/cache.py)."""
+    try:
+        return rule_from_dict(data, str(path), path.parent, check_patterns=False)
+    except (RuleError, TypeError, ValueError, AttributeError, KeyError):
+        return load_rule(path, check_patterns=False)

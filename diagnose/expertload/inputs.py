@@ -12,7 +12,6 @@ by its mtime. The expert map is the vllm-ascend / MindIE JSON (``moe_layer_count
 from __future__ import annotations
 
 import io
-import json
 import os
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -21,6 +20,7 @@ from typing import Any
 import polars as pl
 import regex
 
+from diagnose.bounded import json_loads
 from diagnose.ingest.walk import SourceFile, iter_sources
 from diagnose.model import Skipped
 from diagnose.parsers.kinds.expert_hotspot import block_period
@@ -145,7 +145,7 @@ def detect_layers(src: SourceFile) -> int | None:
 def read_map(src: SourceFile) -> Placement | None:
     """The vllm-ascend / MindIE expert map (``moe_layer_count``, ``layer_list[].device_list[].device_expert``)."""
     try:
-        data = json.loads(src.read().decode("utf-8", errors="replace"))
+        data = json_loads(src.read())
         layers = sorted(data["layer_list"], key=lambda x: int(x.get("layer_id", 0)))
         out = []
         for lay in layers:

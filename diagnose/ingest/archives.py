@@ -84,6 +84,9 @@ def iter_tar(fh, display: str, node, budget: Budget, ratio: Ratio, nested: int) 
 
 
 def iter_zip(zf: zipfile.ZipFile, display: str, node, budget: Budget, ratio: Ratio, nested: int):
+    if overlapping(zf):
+        yield Skipped(display, "zip bomb: entries overlap (one member's data lies inside another's); not read")
+        return
     for info in zf.infolist():
         budget.used_members += 1
         if budget.used_members > budget.max_members:
@@ -96,9 +99,23 @@ def iter_zip(zf: zipfile.ZipFile, display: str, node, budget: Budget, ratio: Rat
         if stat.S_ISLNK(info.external_attr >> 16):
             yield Skipped(mpath, "link inside archive (not followed)")
             continue
-        member_ratio = Ratio(max(info.compress_size, 1))
+        member_ratio = Ratio(max(info.compress_size, 1), parent=ratio)
         yield from _member(mpath, name, lambda i=info: zf.open(i), info.file_size, _zip_mtime(info), node, budget,
                            member_ratio, nested)
+
+
+def overlapping(zf: zipfile.ZipFile) -> bool:
+    """Whether two entries of ``zf`` share bytes, or an entry runs into the central directory: the shape of a
+    zip bomb whose many entries all decompress one compressed kernel (each member alone stays under the ratio,
+    together they expand a 225 KB file to gigabytes). An entry takes at least its 30-byte local header and its
+    compressed data, so entries sorted by offset must each begin after the end of the one before."""
+    infos = sorted(zf.infolist(), key=lambda i: i.header_offset)
+    end = 0
+    for info in infos:
+        if info.header_offset < end:
+            return True
+        end = info.header_offset + 30 + info.compress_size
+    return bool(infos) and end > getattr(zf, "start_dir", end)
 
 
 def zip_from_stream(stream: BinaryIO, display: str, node, budget: Budget, ratio: Ratio | None,

@@ -44,11 +44,14 @@ class SourceFile:
 
 class Ratio:
     """Decompressed bytes against compressed bytes for one archive or .gz file. ``compressed`` is the size
-    on disk, or for a stream (standard input) the bytes taken from it so far."""
+    on disk, or for a stream (standard input) the bytes taken from it so far. ``parent``: the archive a zip
+    member belongs to, charged with the member's bytes too, so many members that each stay under the ratio (zip
+    entries that share their compressed data) still add up to a bomb of the archive."""
 
-    def __init__(self, compressed: int | None):
+    def __init__(self, compressed: int | None, parent: Ratio | None = None):
         self.compressed = compressed
         self.out = 0
+        self.parent = parent
 
 
 class Counted(io.RawIOBase):
@@ -117,14 +120,16 @@ class Metered(io.RawIOBase):
             raise BudgetExceeded(f"larger than the per-file limit of {self._budget.max_file_bytes} bytes")
         if self._budget.used_bytes > self._budget.max_total_bytes:
             raise BudgetExceeded(f"total read limit of {self._budget.max_total_bytes} bytes reached")
-        if self._ratio is not None and self._ratio.compressed:
-            self._ratio.out += n
-            if (self._ratio.out > self._budget.bomb_floor
-                    and self._ratio.out > self._ratio.compressed * self._budget.max_ratio):
-                raise BudgetExceeded(
-                    f"decompression bomb: expands more than {self._budget.max_ratio}x "
-                    f"({self._ratio.compressed} bytes compressed); refused after {self._ratio.out} bytes"
-                )
+        ratio = self._ratio
+        while ratio is not None:
+            if ratio.compressed:
+                ratio.out += n
+                if ratio.out > self._budget.bomb_floor and ratio.out > ratio.compressed * self._budget.max_ratio:
+                    raise BudgetExceeded(
+                        f"decompression bomb: expands more than {self._budget.max_ratio}x "
+                        f"({ratio.compressed} bytes compressed); refused after {ratio.out} bytes"
+                    )
+            ratio = ratio.parent
         return n
 
     def close(self) -> None:

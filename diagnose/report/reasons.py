@@ -21,6 +21,7 @@ _REASONS: list[tuple[re.Pattern[str], str]] = [(re.compile(p + r"$"), key) for p
     (r"no such file or directory", "skip.missing"),
     (r"not read: the reader failed \((?P<error>.*)\)", "skip.reader_failed"),
     (r"not read: listing failed \((?P<error>.*)\)", "skip.listing_failed"),
+    (r"zip bomb: entries overlap \(one member's data lies inside another's\); not read", "skip.zip_overlap"),
     (r"changed after it was listed \(now: (?P<what>.*)\); not read", "skip.changed"),
     (r"permission denied", "skip.denied"),
     (r"not in the model directory", "skip.not_in_model_dir"),
