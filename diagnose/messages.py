@@ -14,6 +14,7 @@ printed as they are.
 from __future__ import annotations
 
 import html
+import re
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -110,3 +111,54 @@ def locale_lang() -> str:
         if value:
             return "zh" if value.lower().startswith("zh") else "en"
     return "en"
+
+
+# --- the safe formatter of rule templates -------------------------------------------------------------------
+
+# ``{name}``, ``{name:.1f}``, and ``{a|b}`` (the first of the names that has a value: alternatives of one regex).
+TEMPLATE_HOLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\|[A-Za-z_][A-Za-z0-9_]*)*)(?::([^{}]*))?\}")
+_SPEC = re.compile(r"(?P<align>(?:.?[<>=^])?)(?P<sign>[+\- ]?)(?P<alt>#?)(?P<zero>0?)(?P<width>\d*)"
+                   r"(?P<group>[,_]?)(?:\.(?P<precision>\d+))?(?P<type>[bcdeEfFgGnosxX%]?)")
+MAX_WIDTH = 40  # of a hole's format spec: a column, never a page
+MAX_PRECISION = 6
+
+
+def fill(template: str, values: dict[str, Any]) -> str:
+    """A rule's template (its summary, a user's or the catalog's) filled from ``values``, safely.
+
+    Only holes are filled: a plain name (or ``a|b``), with an optional format spec. No attribute or index access
+    (``{count.__class__}``, ``{count[0]}`` are left as they are), no conversion, no nested spec; a width above
+    ``MAX_WIDTH`` and a precision above ``MAX_PRECISION`` are capped, so ``{count:>1000000}`` gives a column, not
+    a megabyte that every format then carries (the HTML page ran for minutes on one). A value that the spec does
+    not fit is shown as it is; a missing value as ``?``. Braces inside the values stay as they are. The engine
+    fills summaries with it and a renderer may fill the templates it is handed with it.
+    """
+
+    def one(m: re.Match) -> str:
+        value = next((values[n] for n in m.group(1).split("|") if values.get(n) is not None), None)
+        if value is None:
+            return "?"
+        spec = m.group(2)
+        if spec:
+            try:
+                return format(value, _capped(spec))
+            except (ValueError, TypeError, OverflowError):
+                return str(value)
+        if isinstance(value, float):
+            return f"{value:g}"
+        return str(value)
+
+    return TEMPLATE_HOLE.sub(one, template)
+
+
+def _capped(spec: str) -> str:
+    m = _SPEC.fullmatch(spec)
+    if m is None:
+        raise ValueError(spec)
+    width, precision = m.group("width"), m.group("precision")
+    if width and int(width) > MAX_WIDTH:
+        width = str(MAX_WIDTH)
+    if precision is not None and int(precision) > MAX_PRECISION:
+        precision = str(MAX_PRECISION)
+    return (m.group("align") + m.group("sign") + m.group("alt") + m.group("zero") + width + m.group("group")
+            + (f".{precision}" if precision is not None else "") + m.group("type"))

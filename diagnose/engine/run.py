@@ -12,14 +12,13 @@ import polars as pl
 from diagnose.engine.codes import match_codes
 from diagnose.engine.kinds import KINDS, Match
 from diagnose.engine.traceback_kind import exceptions, match_traceback
-from diagnose.messages import messages
+from diagnose.messages import TEMPLATE_HOLE, fill, messages
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.selectors import record_condition
 from diagnose.model import Evidence, Finding
 
 MAX_EVIDENCE = 5
-# `{name}`, `{name:.1f}`, and `{a|b}`: the first of the names that has a value (alternatives of one regex).
-_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\|[A-Za-z_][A-Za-z0-9_]*)*)(?::([^{}]*))?\}")
+_FIELD = TEMPLATE_HOLE  # the holes of a summary template (diagnose/messages.py)
 
 
 # Reads lines back from a file: (display path, line numbers) -> {line: text}. The pipeline hands one in
@@ -256,21 +255,5 @@ def _fmt_ts(ts: datetime | None) -> str:
 
 
 def render(template: str, facts: dict[str, Any]) -> str:
-    """Fill ``{name}`` and ``{name:.1f}`` from facts. Only plain names: no attribute or index access, so a
-    user's template cannot reach into objects, and braces inside substituted log text stay as they are."""
-
-    def one(m: re.Match) -> str:
-        value = next((facts[n] for n in m.group(1).split("|") if facts.get(n) is not None), None)
-        if value is None:
-            return "?"
-        spec = m.group(2)
-        if spec:
-            try:
-                return format(value, spec)
-            except (ValueError, TypeError):
-                return str(value)
-        if isinstance(value, float):
-            return f"{value:g}"
-        return str(value)
-
-    return _FIELD.sub(one, template)
+    """Fill a summary template from facts with the safe formatter (diagnose/messages.py ``fill``)."""
+    return fill(template, facts)
