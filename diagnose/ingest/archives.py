@@ -60,6 +60,7 @@ def iter_tar(fh, display: str, node, budget: Budget, ratio: Ratio, nested: int) 
                 return
             if member is None:
                 return
+            tar.members.clear()  # a stream is read once: the list of every member read so far is never used
             budget.used_members += 1
             if budget.used_members > budget.max_members:
                 yield Skipped(display, f"more than {budget.max_members} members; the rest was not read")
