@@ -328,11 +328,11 @@ def _(folder, scale):
     return Case([str(folder)])
 
 
-@attack("tar-gz-members-over-budget", "members; the rest was not read", (1, 5), "archive", slow=True)
+@attack("tar-gz-members-over-budget", "members; the rest was not read", (1,), "archive", slow=True)
 def _(folder, scale):
     folder.mkdir(parents=True, exist_ok=True)
     _many_members_tar(folder / "many.tar.gz", scaled(250_000, scale, 1000))
-    (folder / "serve.log").write_text(OOM)
+    (folder / "a-serve.log").write_text(OOM)  # read before the archive exhausts the budget
     return Case(["--budget", f"max_members={scaled(200_000, scale, 500)}", str(folder)])
 
 

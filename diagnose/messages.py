@@ -109,7 +109,7 @@ def locale_lang() -> str:
     for var in ("DIAGNOSE_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(var, "")
         if value:
-            return "zh" if value.lower().startswith("zh") else "en"
+            return "zh" if value.lower().startswith(("zh", "cn")) else "en"  # cn: as Ascend's tools spell it
     return "en"
 
 

@@ -9,7 +9,8 @@ import click
 
 from diagnose.commands import configured
 from diagnose.commands.console import (
-    EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, parse_time, use_color, width,
+    EXIT_OUTPUT_FAILED, EXIT_USAGE, LANG_TYPE, SEVERITY_CHOICES, color_choice, color_option, lang_value, parse_time,
+    use_color, width,
 )
 from diagnose.commands.outputs import MACHINE, deliver, echo_output, extras_of, main_format, output_options
 from diagnose.commands.exitcodes import exit_code
@@ -35,7 +36,7 @@ from diagnose.ingest.names import display
 @click.option("--no-builtin-rules", is_flag=True, help="Use only the rules given with --rules.")
 @click.option("--since", help="Ignore records before this time (YYYY-MM-DD[ HH:MM[:SS]]).")
 @click.option("--until", help="Ignore records after this time.")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of titles and remediation.")
+@click.option("--lang", type=LANG_TYPE, callback=lang_value, default=None, help="Language of titles and remediation.")
 @color_option
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit code (and -o output).")
 @click.option("--budget", "budget_items", multiple=True, metavar="KEY=SIZE",

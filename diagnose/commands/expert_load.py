@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from diagnose.commands.console import EXIT_CLEAN, EXIT_USAGE, default_lang
+from diagnose.commands.console import EXIT_CLEAN, EXIT_USAGE, LANG_TYPE, default_lang, lang_value
 
 
 def _day(value: str | None, name: str) -> date | None:
@@ -38,7 +38,7 @@ def _day(value: str | None, name: str) -> date | None:
               help="Output format (default: from the -o suffix, else markdown).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
 @click.option("--map-out", type=click.Path(dir_okay=False, writable=True), help="Also write the suggested expert map JSON here.")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of the report (default: the locale).")
+@click.option("--lang", type=LANG_TYPE, callback=lang_value, default=None, help="Language of the report (default: the locale).")
 def expert_load(paths, since, until, top, target, stage, layers, expert_map, fmt, output, map_out, lang=None):
     """Weekly expert-load report from MindIE hotspot dumps (prefill/prefill_<rank>.csv, decode/decode_<rank>.csv),
     the expert map JSON and EPLB log lines: hot experts, imbalance per layer and day, and a suggested expert map.

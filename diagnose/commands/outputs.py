@@ -2,8 +2,8 @@
 (``--json``, ``--sarif``, ``--junit``, ``--markdown``, ``--html``, ``--gitlab``), so one CI run gives the text
 log, the incident page and the machine formats.
 
-``-o FILE`` without ``--format`` takes the format from the file's suffix (``.html``, ``.json``, ``.sarif``,
-``.xml`` JUnit, ``.md``; anything else is text). Every file is written atomically: to a temporary file beside
+``-o FILE`` without ``--format`` takes the format from the file's suffix (``.html``, ``.json``, ``.sarif`` and
+``.sarif.json``, ``.xml`` JUnit, ``.md``; ``.txt``, ``.log`` or none for text; any other suffix is refused). Every file is written atomically: to a temporary file beside
 the target, then renamed over it, so a reader never sees half a report and a failed write (an unwritable
 folder, a full disk) leaves the target as it was. A failed output is named on standard error, the others
 are still written, and the run exits 6 (diagnose/commands/exitcodes.py).
@@ -20,8 +20,8 @@ from pathlib import Path
 import click
 
 FORMATS = ["text", "concise", "json", "sarif", "junit", "markdown", "github", "gitlab", "html"]
-BY_SUFFIX = {".html": "html", ".htm": "html", ".json": "json", ".sarif": "sarif", ".xml": "junit", ".md": "markdown",
-             ".markdown": "markdown"}
+BY_SUFFIX = {".html": "html", ".htm": "html", ".json": "json", ".sarif": "sarif", ".sarif.json": "sarif",
+             ".xml": "junit", ".junit.xml": "junit", ".md": "markdown", ".markdown": "markdown"}
 # (format, parameter name, option): the extra outputs, in the order they are written.
 EXTRAS = (("json", "json_out", "--json"), ("sarif", "sarif_out", "--sarif"), ("junit", "junit_out", "--junit"),
           ("markdown", "markdown_out", "--markdown"), ("html", "html_out", "--html"),
@@ -40,17 +40,35 @@ def output_options(command):
                                help=f"Also write {_EXTRA_HELP[fmt]} here.")(command)
     command = click.option("-o", "--output", type=click.Path(dir_okay=False),
                            help="Write the main output here (its format from the suffix unless --format is "
-                                "given: .html .json .sarif .xml .md; else text).")(command)
+                                "given: .html .json .sarif(.json) .xml .md; .txt .log or none: text).")(command)
     return click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
                         help="Main output format [default: from the -o suffix, else text].")(command)
 
 
-def main_format(fmt: str | None, output: str | None) -> str:
+TEXT_SUFFIXES = ("", ".txt", ".text", ".log", ".out")
+
+
+def main_format(fmt: str | None, output: str | None, lang: str | None = None) -> str:
+    """The format of the main output: ``--format``, else the suffix of ``-o`` (the longest known one:
+    ``x.sarif.json`` is SARIF), text for a text suffix or none. Any other suffix (``x.csv``) is a usage error
+    (exit 2) naming the suffixes known, not a text report under a name that promises something else."""
     if fmt:
         return fmt
-    if output:
-        return BY_SUFFIX.get(Path(output).suffix.lower(), "text")
-    return "text"
+    if not output:
+        return "text"
+    name = Path(output).name.lower()
+    for suffix in sorted(BY_SUFFIX, key=len, reverse=True):
+        if name.endswith(suffix):
+            return BY_SUFFIX[suffix]
+    suffix = Path(output).suffix.lower()
+    if suffix in TEXT_SUFFIXES:
+        return "text"
+    from diagnose.messages import locale_lang, messages
+
+    known = " ".join(sorted(BY_SUFFIX, key=lambda s: (BY_SUFFIX[s], s)))
+    raise click.BadParameter(messages(lang or locale_lang())("cli.unknown_suffix", suffix=suffix, known=known,
+                                                             text=" ".join(s for s in TEXT_SUFFIXES if s)),
+                             param_hint="'-o'")
 
 
 def extras_of(options: dict) -> list[tuple[str, str, str]]:

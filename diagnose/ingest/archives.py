@@ -28,7 +28,7 @@ from diagnose.ingest.names import zip_member_name
 from diagnose.ingest.nodes import node_from_path
 from diagnose.model import Skipped
 
-ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip", ".tar.bz2", ".tar.xz", ".tbz2", ".txz")
+ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip", ".tar.bz2", ".tar.xz", ".tbz2", ".txz", ".tar.zst", ".tzst")
 SPOOL_BYTES = 32 * 1024 * 1024
 
 
@@ -40,8 +40,16 @@ def safe_member_name(name: str) -> str:
 
 
 def iter_tar(fh, display: str, node, budget: Budget, ratio: Ratio, nested: int) -> Iterator[SourceFile | Skipped]:
+    """The members of the tar stream ``fh`` (plain, gzip, bzip2, xz or zstd). The stream is decompressed here,
+    not inside tarfile, and every decompressed byte, headers included, is charged to ``ratio`` as it is read: a
+    200 MB member name or pax header that expands from a few hundred kilobytes is a bomb like any other, refused
+    after ``bomb_floor`` bytes, instead of being read whole into memory (it ran for minutes). The members are
+    then read without a ratio of their own (their bytes are already counted)."""
     try:
-        tar = tarfile.open(fileobj=fh, mode="r|*")
+        stream = _decompressed(fh)
+        charged = io.BufferedReader(Metered(stream, budget, ratio, tally=False), buffer_size=1 << 16)
+        tar = tarfile.open(fileobj=charged, mode="r|")
+        ratio = None  # the members' bytes were charged as the stream was read
     except BudgetExceeded as exc:
         yield Skipped(display, str(exc))
         return
@@ -65,6 +73,9 @@ def iter_tar(fh, display: str, node, budget: Budget, ratio: Ratio, nested: int) 
             if budget.used_members > budget.max_members:
                 yield Skipped(display, f"more than {budget.max_members} members; the rest was not read")
                 return
+            if len(member.name) > MAX_NAME:
+                yield Skipped(display, f"member name longer than {MAX_NAME} characters (not read)")
+                continue
             name = safe_member_name(member.name)
             mpath = f"{display}!{name}"
             if member.isdir():
@@ -82,6 +93,44 @@ def iter_tar(fh, display: str, node, budget: Budget, ratio: Ratio, nested: int) 
             tar.close()
         except ARCHIVE_ERRORS:
             pass
+
+
+MAX_NAME = 4096  # characters of a member's name: Linux allows 4096 bytes in a path
+
+
+def _decompressed(fh) -> BinaryIO:
+    """``fh`` decompressed by its magic bytes (gzip, bzip2, xz, zstd), or as it is (a plain tar)."""
+    peek = getattr(fh, "peek", None)
+    if peek is None:
+        fh = io.BufferedReader(fh if isinstance(fh, io.RawIOBase) else _Buffered(fh))
+    head = fh.peek(6)[:6]
+    if head[:2] == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=fh, mode="rb")
+    if head[:3] == b"BZh":
+        import bz2
+        return bz2.BZ2File(fh)
+    if head[:6] == b"\xfd7zXZ\x00":
+        import lzma
+        return lzma.LZMAFile(fh)
+    if head[:4] == b"\x28\xb5\x2f\xfd":
+        import zstandard  # imported here: only a .tar.zst needs it
+        return zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True, closefd=False)
+    return fh
+
+
+class _Buffered(io.RawIOBase):
+    """A stream without ``peek`` (an in-memory file) as a raw stream, for a BufferedReader."""
+
+    def __init__(self, raw):
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self._raw.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
 
 
 def iter_zip(zf: zipfile.ZipFile, display: str, node, budget: Budget, ratio: Ratio, nested: int):

@@ -9,6 +9,7 @@ memory, and reported instead.
 from __future__ import annotations
 
 import io
+import lzma
 import struct
 import tarfile
 import zipfile
@@ -18,9 +19,16 @@ from typing import BinaryIO, Callable
 
 from diagnose.ingest.budget import Budget, BudgetExceeded, SkipFile
 
+try:
+    from zstandard import ZstdError as _ZstdError
+except ImportError:  # pragma: no cover - a dependency; without it a .tar.zst is skipped as unreadable
+    class _ZstdError(Exception):
+        pass
+
 # What broken archives and compressed streams raise (the stdlib readers differ, and fuzzing found them all).
 ARCHIVE_ERRORS = (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError,
-                  RuntimeError, ValueError, KeyError, IndexError, TypeError, struct.error)
+                  RuntimeError, ValueError, KeyError, IndexError, TypeError, struct.error, lzma.LZMAError,
+                  _ZstdError)
 
 
 @dataclass
@@ -76,9 +84,10 @@ class Metered(io.RawIOBase):
     """A read-only stream that charges the budget and stops bombs and truncation cleanly."""
 
     def __init__(self, raw: BinaryIO, budget: Budget, ratio: Ratio | None, owner: SourceFile | None = None,
-                 limit: int | None = None):
+                 limit: int | None = None, tally: bool = True):
         self._raw, self._budget, self._ratio, self._owner = raw, budget, ratio, owner
         self._count = 0
+        self._tally = tally  # False: charge only the ratio (a tar stream, whose members charge the rest)
         self._limit = limit  # a file still being written is read up to its size when the walk saw it
 
     def readable(self) -> bool:
@@ -115,11 +124,18 @@ class Metered(io.RawIOBase):
             self._owner.note = self._owner.note or (f"shrank while read: {self._count} of {self._limit} bytes "
                                                     "read, the rest is gone")
         self._count += n
+        if not self._tally:
+            self._charge_ratio(n)
+            return n
         self._budget.charge(n)
         if self._count > self._budget.max_file_bytes:
             raise BudgetExceeded(f"larger than the per-file limit of {self._budget.max_file_bytes} bytes")
         if self._budget.used_bytes > self._budget.max_total_bytes:
             raise BudgetExceeded(f"total read limit of {self._budget.max_total_bytes} bytes reached")
+        self._charge_ratio(n)
+        return n
+
+    def _charge_ratio(self, n: int) -> None:
         ratio = self._ratio
         while ratio is not None:
             if ratio.compressed:
@@ -130,7 +146,6 @@ class Metered(io.RawIOBase):
                         f"({ratio.compressed} bytes compressed); refused after {ratio.out} bytes"
                     )
             ratio = ratio.parent
-        return n
 
     def close(self) -> None:
         try:
