@@ -719,6 +719,7 @@ def _user_rule(folder: Path, summary: str, regex: str = "NPU out of memory", log
     (rules / "USR901.tmpl.toml").write_text(
         'id = "USR901"\nname = "tmpl"\ncategory = "memory"\nseverity = "error"\ntitle.en = "template"\n'
         f'title.zh = "模板"\nsummary.en = {json.dumps(summary)}\nsummary.zh = {json.dumps(summary)}\n'
+        'remediation.en = "Look."\nremediation.zh = "查看。"\n'
         f'[match]\nkind = "pattern"\nregex = {json.dumps(regex)}\n', encoding="utf-8")
     (folder / "serve.log").write_text(log)
     extra = ["--html", str(folder / "page.html")] if page else []
@@ -745,7 +746,7 @@ def _(folder, scale):
     return _user_rule(folder, "{count:{count}} {count:>{count}} {where:,>99999999999999999999}")
 
 
-@attack("page-long-blank-operator-name", "OPS001", (1,), "template")
+@attack("page-long-blank-operator-name", "OPS002", (1,), "template")
 def _(folder, scale):
     out = folder / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
     out.mkdir(parents=True)
@@ -758,11 +759,11 @@ def _(folder, scale):
     return Case(["--html", str(folder / "page.html"), str(folder)])
 
 
-@attack("user-regex-bounded-repeat", "USR901", (1,), "template", timeout=600)
+@attack("user-regex-bounded-repeat", "fast path", (1,), "template", timeout=900)
 def _(folder, scale):
-    line = "x" * 20_000 + "\n"
+    line = "ZQZX" + "x" * 20_000 + "\n"  # holds the pattern's literal: the whole regex must be tried on it
     return _user_rule(folder, "{count} slow matches", regex=".{1,5000}ZQZX",
-                      log=line * scaled(3000, scale, 200) + OOM, page=False)
+                      log=line * scaled(300, scale, 30) + OOM, page=False)
 
 
 # --- memory on dense logs -----------------------------------------------------------------------------------

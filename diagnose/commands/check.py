@@ -94,11 +94,16 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
             click.echo(f"diagnose: error: {err}", err=True)
             sys.exit(EXIT_USAGE)
     # A broken user rule file is a configuration error: say which file and field, run nothing.
-    _, user_errors = load_rules(list(settings.rule_dirs))
+    user_rules, user_errors = load_rules(list(settings.rule_dirs))
     if user_errors:
         for err in user_errors:
             click.echo(f"diagnose: error: {err}", err=True)
         sys.exit(EXIT_USAGE)
+    said = messages(settings.lang)
+    for rule in user_rules:  # patterns the regex engine's fast path cannot hold (scan/fastregex.py)
+        for where, found in rule.slow_patterns:
+            click.echo(said("cli.warning", text=said("cli.slow_pattern", rule=rule.id, path=rule.path, field=where,
+                                                     repeat=found)), err=True)
     rules, rule_errors, settings = configured.catalog(settings)  # the selected rules; suppressions by rule id
     filters = filters_for(rules)
 
@@ -133,6 +138,8 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
 
     failed = deliver(report, render, fmt=fmt, output=output, extras=extras, quiet=quiet, main_text=text, opts=opts,
                      color=colored)
+    for slow in report.slow_rules:  # the rule that made the run slow, named (engine/run.py RULE_SECONDS)
+        click.echo(msg("cli.warning", text=msg("cli.slow_rule", **slow)), err=True)
     if not quiet and report.coverage.get("text") and (output or fmt in MACHINE or not sys.stdout.isatty()):
         click.echo(f"diagnose: {report.coverage['text']}", err=True)  # what the report says, where a person looks
     if github and not quiet and fmt != "github":

@@ -18,6 +18,7 @@ from diagnose.bounded import SMALL_FILE, Malformed, NotRegular, read_capped, tom
 from diagnose.cache import parsed_tomls
 from diagnose.engine.match import ACROSS, LEVELS, SCHEMA, SCOPES, SELECTOR_FIELDS, WITHIN, Match, match_from
 from diagnose.model import CATEGORIES, SEVERITIES
+from diagnose.scan.fastregex import large_repetitions
 
 LANGS = ("en", "zh")
 CODES_DIR = "codes"
@@ -71,6 +72,7 @@ class Rule:
     consequence: bool = False
     aliases: list[str] = field(default_factory=list)
     path: str = ""
+    slow_patterns: list[tuple[str, str]] = field(default_factory=list)  # (field, `{1,5000}`): see scan/fastregex.py
 
     def text(self, what: str, lang: str) -> str:
         table = getattr(self, what)
@@ -120,6 +122,7 @@ class _Check:
     def __init__(self, path: str, compile_patterns: bool):
         self.path, self.compile_patterns = path, compile_patterns
         self.errors: list[RuleError] = []
+        self.notes: list[tuple[str, str]] = []  # (field, counted repetition) of patterns slow on long lines
 
     def fail(self, field_name: str, message: str) -> None:
         self.errors.append(RuleError(self.path, field_name, message))
@@ -132,7 +135,9 @@ class _Check:
             return None
 
     def regex(self, value: Any, where: str) -> None:
-        self.attempt(check_regex, value, self.path, where, self.compile_patterns)
+        if self.attempt(check_regex, value, self.path, where, self.compile_patterns) and self.compile_patterns:
+            for found in large_repetitions(value):  # a user's pattern: said once, where the rule is loaded
+                self.notes.append((where, found))
 
     def raise_if_any(self) -> None:
         if self.errors:
@@ -320,6 +325,7 @@ def rule_from_dict(data: dict, sp: str, folder: Path | None = None, check_patter
         path=sp,
     )
     rule.tests = tests
+    rule.slow_patterns = ck.notes
     return rule
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import time
 from datetime import datetime
 from typing import Any, Callable
 
@@ -26,16 +27,22 @@ _FIELD = TEMPLATE_HOLE  # the holes of a summary template (diagnose/messages.py)
 ReadBack = Callable[[str, set[int]], dict[int, str]]
 
 
+RULE_SECONDS = 10.0  # a rule that takes longer is named in the report (``slow``): its patterns are slow here
+
+
 def run_rules(
     rules: list[Rule], records: pl.DataFrame, signals: pl.DataFrame, lang: str = "en",
     texts: pl.DataFrame | None = None, series: pl.DataFrame | None = None, read_back: ReadBack | None = None,
+    slow: list[dict[str, Any]] | None = None,
 ) -> tuple[list[Finding], list[str]]:
     """Findings in catalog order (rank.py orders them) and internal errors, one per failing rule.
 
     ``texts`` (file, line, text) holds the lines that only carried signals: rules do not scan them, but a
     finding built on a signal shows its line as evidence. ``series`` holds every periodic metric sample
     (diagnose/model/series.py), of which ``signals`` keeps only those rules can report; ``read_back`` gives the
-    text of evidence lines kept in neither.
+    text of evidence lines kept in neither. Each rule has a time budget (``RULE_SECONDS``): one that takes longer
+    (a user's ``.{1,5000}`` on long lines ran for minutes) still gives its findings, and is added to ``slow``
+    with its time, so the run says which rule made it slow instead of only being slow.
     """
     findings: list[Finding] = []
     errors: list[str] = []
@@ -47,6 +54,7 @@ def run_rules(
     for rule in rules:
         if rule.id in quiet or rule.match.kind == "code":
             continue
+        started = time.monotonic()
         try:
             if rule.match.kind == "traceback":
                 if not tracebacks:
@@ -60,6 +68,9 @@ def run_rules(
                 explained.append(match.hits.select(pl.col("file").cast(pl.String), pl.col("event").cast(pl.UInt32)))
         except Exception as exc:  # one broken rule must not take the run down; the report says so
             errors.append(f"rule {rule.id} ({rule.path}) failed: {type(exc).__name__}: {exc}")
+        took = time.monotonic() - started
+        if took > RULE_SECONDS and slow is not None:
+            slow.append({"rule": rule.id, "path": rule.path, "seconds": round(took, 1), "budget": RULE_SECONDS})
     keys = pl.concat(explained).unique() if explained else None
     for rule in (r for r in rules if r.match.kind == "code"):  # after the others: what they explain is theirs
         try:

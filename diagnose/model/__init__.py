@@ -272,6 +272,8 @@ class Report:
     suppressed: list[dict[str, Any]] = field(default_factory=list)
     # with a findings baseline (--baseline report.json): how many findings are new; None without one
     findings_new: int | None = None
+    # rules that took longer than their time budget: rule, path, seconds, budget (diagnose/engine/run.py)
+    slow_rules: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def incomplete(self) -> bool:
@@ -302,6 +304,8 @@ class Report:
         if self.findings_new is not None:
             out["findings_new"] = self.findings_new
         out["suppressed"] = [dict(s) for s in self.suppressed]
+        if self.slow_rules:
+            out["slow_rules"] = [dict(s) for s in self.slow_rules]
         return out
 
 

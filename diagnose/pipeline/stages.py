@@ -46,6 +46,7 @@ class Run:
     unrecognised: tuple[list[dict[str, Any]], int, int | None] = ([], 0, None)
     suppressed: list[dict[str, Any]] = field(default_factory=list)  # by the configuration, with reasons
     findings_new: int | None = None  # with a findings baseline: how many findings are new
+    slow_rules: list[dict[str, Any]] = field(default_factory=list)  # rules over their time budget (engine/run.py)
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,7 @@ def _validate(run: Run) -> None:
 def _rules(run: Run) -> None:
     p = run.parsed
     run.findings, errors = run_rules(run.rules, p.records, p.signals, run.settings.lang, p.texts, p.series,
-                                     read_back=read_lines)
+                                     read_back=read_lines, slow=run.slow_rules)
     run.errors.extend(errors)
 
 
@@ -266,4 +267,5 @@ def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings
         timeline=run.timeline,
         suppressed=run.suppressed,
         findings_new=run.findings_new,
+        slow_rules=run.slow_rules,
     )
