@@ -701,7 +701,7 @@ def _(folder, scale):
     return Case(["serve.log"], cwd=str(folder))
 
 
-@attack("baseline-deep-json", "base.json", (2,), "rules")
+@attack("baseline-deep-json", "MEM001", (1,), "json")  # not a report: read as the baseline run (a log)
 def _(folder, scale):
     folder.mkdir(parents=True, exist_ok=True)
     n = scaled(100_000, scale, 2000)
@@ -782,3 +782,79 @@ def _(folder, scale):
             written += len(chunk)
             i += 10_000
     return Case([str(path)])
+
+
+# --- held up well: kept so ----------------------------------------------------------------------------------
+
+@attack("stdin-one-huge-line", "longer than the line limit", (1,), "change", slow=True)
+def _(folder, scale):
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "line.log"
+    with open(path, "wb") as fh:
+        block = b"abcdefgh" * (MiB // 8)
+        for _ in range(scaled(200, scale, 8)):
+            fh.write(block)
+        fh.write(b"\n" + OOM.encode())
+    return Case(["-"], stdin=str(path))
+
+
+@attack("many-small-files", "MEM001", (1,), "change", slow=True)
+def _(folder, scale):
+    node = folder / "node-0"
+    node.mkdir(parents=True)
+    for i in range(scaled(20_000, scale, 500)):
+        (node / f"plog-{i:06d}.log").write_text("[INFO] RUNTIME(1,python3):2025-07-23-03:47:57.070.463 ok\n")
+    (node / "serve.log").write_text(OOM)
+    return Case([str(folder)])
+
+
+@attack("deep-folders", "nesting", (1,), "change")
+def _(folder, scale):
+    deep = folder
+    for i in range(80):
+        deep = deep / f"d{i}"
+    deep.mkdir(parents=True)
+    (deep / "deep.log").write_text(OOM)
+    (folder / "serve.log").write_text(OOM)
+    return Case([str(folder)])
+
+
+@attack("symlink-loop-in-folder", "symbolic link", (1,), "change")
+def _(folder, scale):
+    (folder / "loop").mkdir(parents=True)
+    os.symlink("..", folder / "loop" / "up")
+    os.symlink("/etc/passwd", folder / "passwd.log")
+    (folder / "serve.log").write_text(OOM)
+    return Case([str(folder)])
+
+
+@attack("zip-directory-lies", "MEM001", (1,), "archive")
+def _(folder, scale):
+    folder.mkdir(parents=True, exist_ok=True)
+    raw = bytearray(overlapping_zip(1, MiB))
+    struct.pack_into("<HH", raw, len(raw) - 22 + 8, 65535, 65535)  # the end record claims 65,535 entries
+    (folder / "lies.zip").write_bytes(bytes(raw))
+    (folder / "serve.log").write_text(OOM)
+    return Case([str(folder)])
+
+
+@attack("gz-truncated", "truncated", (1,), "archive")
+def _(folder, scale):
+    folder.mkdir(parents=True, exist_ok=True)
+    data = gzip.compress((OOM * 2000).encode())
+    (folder / "serve.log.gz").write_bytes(data[: len(data) // 2])
+    return Case([str(folder)])
+
+
+@attack("config-fifo", ".diagnose.toml", (2,), "rules", timeout=60)
+def _(folder, scale):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / ".git").mkdir()
+    os.mkfifo(folder / ".diagnose.toml")
+    (folder / "serve.log").write_text(OOM)
+    return Case(["serve.log"], cwd=str(folder))
+
+
+@attack("rules-file-not-utf8", "USR900.deep.toml", (2,), "rules")
+def _(folder, scale):
+    return _rules(folder, b'id = "USR900"\nname = "\xff\xfe"\n')

@@ -11,6 +11,7 @@ A ``SourceFile`` is consumed before the walk moves on (tar members can only be r
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import os
@@ -20,7 +21,7 @@ import sys
 import zipfile
 import zlib
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from diagnose.bounded import NotRegular, kind_of, open_regular
 from diagnose.ingest.archives import ARCHIVE_SUFFIXES, iter_tar, iter_zip, zip_from_stream
@@ -74,14 +75,17 @@ def _one_given(given: str, budget: Budget) -> Iterator[SourceFile | Skipped]:
 
 def _walk_dir(root: Path, budget: Budget) -> Iterator[SourceFile | Skipped]:
     # Depth-first with sorted names: a deterministic order; links are reported, never followed.
-    stack: list[tuple[Path, int]] = [(root, 0)]
+    stack: list[tuple[Path, int, os.stat_result | None]] = [(root, 0, None)]
     while stack:
-        folder, depth = stack.pop()
+        folder, depth, seen = stack.pop()
         if depth > budget.max_depth:
             yield Skipped(str(folder), f"directory nesting deeper than {budget.max_depth} (not read)")
             continue
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            entries = _listing(folder, seen)
+        except SkipFile as exc:
+            yield Skipped(str(folder), str(exc))
+            continue
         except OSError as exc:
             yield Skipped(str(folder), f"cannot list directory: {exc.strerror or exc}")
             continue
@@ -91,20 +95,58 @@ def _walk_dir(root: Path, budget: Budget) -> Iterator[SourceFile | Skipped]:
             if budget.used_members > budget.max_members:
                 yield Skipped(str(folder), f"more than {budget.max_members} files and folders; the rest was not read")
                 return
-            path = Path(entry.path)
+            path = folder / entry.name
             rel = path.relative_to(root).as_posix()
-            try:
-                if entry.is_symlink():
-                    yield Skipped(str(path), "symbolic link (not followed)")
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    subdirs.append((path, depth + 1))
-                    continue
-            except OSError as exc:
-                yield Skipped(str(path), f"cannot access: {exc.strerror or exc}")
+            if entry.error is not None:
+                yield Skipped(str(path), f"cannot access: {entry.error.strerror or entry.error}")
+                continue
+            if entry.link:
+                yield Skipped(str(path), "symbolic link (not followed)")
+                continue
+            if entry.folder is not None:
+                subdirs.append((path, depth + 1, entry.folder))
                 continue
             yield from _from_file(path, rel, str(path), budget)
         stack.extend(reversed(subdirs))
+
+
+def _listing(folder: Path, seen: os.stat_result | None) -> list[_Entry]:
+    """The sorted entries of ``folder``, listed through a descriptor opened without following a link and checked
+    to be the folder its parent's listing saw (``seen``): a folder swapped for a link to elsewhere after its
+    parent was listed is not walked into (the folder given on the command line, ``seen`` None, may be a link)."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+    if seen is not None:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(folder, flags)
+    except OSError as exc:
+        if seen is not None and exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            what = "symbolic link" if os.path.islink(folder) else "another file"
+            raise SkipFile(f"changed after it was listed (now: {what}); not read") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if seen is not None and (st.st_dev, st.st_ino) != (seen.st_dev, seen.st_ino):
+            raise SkipFile("changed after it was listed (now: another file); not read")
+        out = []
+        with os.scandir(fd) as listing:  # what each entry is, asked while the descriptor is open
+            for entry in listing:
+                try:
+                    link = entry.is_symlink()
+                    sub = None if link or not entry.is_dir(follow_symlinks=False) else entry.stat(follow_symlinks=False)
+                    out.append(_Entry(entry.name, link, sub, None))
+                except OSError as exc:
+                    out.append(_Entry(entry.name, False, None, exc))
+        return sorted(out, key=lambda e: e.name)
+    finally:
+        os.close(fd)
+
+
+class _Entry(NamedTuple):
+    name: str
+    link: bool
+    folder: os.stat_result | None  # a folder: its own stat (checked again when it is listed)
+    error: OSError | None
 
 
 def _from_file(path: Path, rel: str, display: str, budget: Budget) -> Iterator[SourceFile | Skipped]:
