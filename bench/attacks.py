@@ -655,8 +655,9 @@ def _(folder, scale):
 @attack("rules-file-200-mb", "USR900.deep.toml", (2,), "rules", slow=True)
 def _(folder, scale):
     body = (b'id = "USR900"\nname = "big"\ncategory = "engine"\nseverity = "error"\ntitle.en = "x"\n'
-            b'title.zh = "x"\n[match]\nkind = "pattern"\nregex = "NPU out of memory"\n')
-    return _rules(folder, body + b'description.en = "' + b"x" * scaled(200 * MiB, scale, 8 * MiB) + b'"\n')
+            b'title.zh = "x"\nremediation.en = "x"\nremediation.zh = "x"\ndescription.zh = "x"\n')
+    return _rules(folder, body + b'description.en = "' + b"x" * scaled(200 * MiB, scale, 8 * MiB) + b'"\n'
+                  + b'[match]\nkind = "pattern"\nregex = "NPU out of memory"\n')
 
 
 @attack("rules-file-fifo", "USR900.deep.toml", (2,), "rules", timeout=60)
