@@ -321,14 +321,14 @@ def _many_members_tar(path: Path, n: int) -> None:
         tar.addfile(info, io.BytesIO(OOM.encode()))
 
 
-@attack("tar-gz-250k-empty-members", "MEM001", (1,), "archive", slow=True, timeout=900)
+@attack("tar-gz-250k-empty-members", "MEM001", (1,), "archive", slow=True, timeout=900, max_rss_mb=800)
 def _(folder, scale):
     folder.mkdir(parents=True, exist_ok=True)
     _many_members_tar(folder / "many.tar.gz", scaled(150_000, scale, 1000))  # under the member budget
     return Case([str(folder)])
 
 
-@attack("tar-gz-members-over-budget", "members; the rest was not read", (1,), "archive", slow=True)
+@attack("tar-gz-members-over-budget", "members; the rest was not read", (1,), "archive", slow=True, max_rss_mb=800)
 def _(folder, scale):
     folder.mkdir(parents=True, exist_ok=True)
     _many_members_tar(folder / "many.tar.gz", scaled(250_000, scale, 1000))
@@ -336,7 +336,7 @@ def _(folder, scale):
     return Case(["--budget", f"max_members={scaled(200_000, scale, 500)}", str(folder)])
 
 
-@attack("zip-250k-empty-members", "MEM001", (1,), "archive", slow=True, timeout=900)
+@attack("zip-250k-empty-members", "MEM001", (1,), "archive", slow=True, timeout=900, max_rss_mb=800)
 def _(folder, scale):
     folder.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(folder / "many.zip", "w") as zf:
