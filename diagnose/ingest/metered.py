@@ -111,6 +111,8 @@ class Metered(io.RawIOBase):
                 n = len(data)
                 buffer[:n] = data
         except ARCHIVE_ERRORS as exc:
+            if not self._tally:  # a tar stream's meter: the member being read (or the walk) says what failed
+                raise
             # A device that fails (EIO) or a truncated or corrupt compressed stream: keep what was read, say so.
             if self._owner is not None:
                 if isinstance(exc, OSError) and exc.errno is not None:

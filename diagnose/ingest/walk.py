@@ -194,12 +194,18 @@ class _Checked:
     def __init__(self, path: Path, seen: os.stat_result, follow: bool):
         self.path, self.seen, self.follow = path, seen, follow
 
-    def __call__(self) -> io.FileIO:
-        try:
-            fd = open_regular(self.path, self.seen, self.follow)
-        except NotRegular as exc:
-            raise SkipFile(f"changed after it was listed (now: {exc.what}); not read") from None
-        return io.FileIO(fd, "rb", closefd=True)
+    def __call__(self) -> io.RawIOBase:
+        return opened(self.path, self.seen, self.follow)
+
+
+def opened(path: Path, seen: os.stat_result, follow: bool) -> io.RawIOBase:
+    """The unbuffered file ``path`` if it is still the regular file the walk listed (``_Checked``), else SkipFile
+    with the reason. (One function: the tests of read faults put a failing file in its place.)"""
+    try:
+        fd = open_regular(path, seen, follow)
+    except NotRegular as exc:
+        raise SkipFile(f"changed after it was listed (now: {exc.what}); not read") from None
+    return io.FileIO(fd, "rb", closefd=True)
 
 
 class _GzipOnDisk(gzip.GzipFile):
