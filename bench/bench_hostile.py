@@ -112,7 +112,10 @@ def main() -> int:
     ap.add_argument("--kill-after", type=float, help="kill a run after this many seconds (default: each attack's)")
     ap.add_argument("--json", type=Path, help="write the rows here too")
     args = ap.parse_args()
-    names = [n for n in (args.attack or attacks.ATTACKS) if not args.group or attacks.ATTACKS[n].group in args.group]
+    if args.attack or args.group:  # the attacks named and those of the groups named
+        names = [n for n in attacks.ATTACKS if n in (args.attack or []) or attacks.ATTACKS[n].group in (args.group or [])]
+    else:
+        names = list(attacks.ATTACKS)
     rows, failed = [], 0
     for name in names:
         with tempfile.TemporaryDirectory(prefix="diagnose-attack-") as tmp:
