@@ -250,6 +250,11 @@ def test_a_tar_zst_is_read(tmp_path, monkeypatch):
     result = _run(attacks.ATTACKS["tar-zst-read"].make(tmp_path, 1.0), monkeypatch)
     data = json.loads(result.stdout)
     assert result.exit_code == 1 and data["inputs"][0]["path"].endswith("logs.tar.zst!node-0/serve.log")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with open(tmp_path / "logs.tar.zst", "rb") as stdin:  # and from standard input (a real descriptor)
+        proc = subprocess.run([sys.executable, "-m", "diagnose", "--format", "json", "-"], stdin=stdin, env=env,
+                              capture_output=True, text=True, timeout=120)
+    assert json.loads(proc.stdout)["inputs"][0]["path"] == "<stdin>!node-0/serve.log"
 
 
 def test_the_readme_states_the_number_of_rules():

@@ -299,9 +299,19 @@ def _interruptible(stream):
 
 
 def _is_tar(data: bytes) -> bool:
-    if data[:2] == b"\x1f\x8b":
-        try:
+    """Whether standard input's head is a tar, plain or compressed (gzip, zstd, xz, bzip2: as iter_tar reads)."""
+    try:
+        if data[:2] == b"\x1f\x8b":
             data = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[:65536], 1024)
-        except zlib.error:
-            return False
+        elif data[:4] == b"\x28\xb5\x2f\xfd":
+            import zstandard
+            data = zstandard.ZstdDecompressor().decompressobj().decompress(data[:65536])[:1024]
+        elif data[:6] == b"\xfd7zXZ\x00":
+            import lzma
+            data = lzma.LZMADecompressor().decompress(data[:65536], 1024)
+        elif data[:3] == b"BZh":
+            import bz2
+            data = bz2.BZ2Decompressor().decompress(data[:65536])[:1024]
+    except Exception:  # noqa: BLE001 - any decoder's error: not a tar this reader can read
+        return False
     return data[257:262] == b"ustar"
