@@ -34,7 +34,8 @@ from diagnose.ingest.names import display
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(exists=True),
               help="Extra rule files or folders (repeatable).")
 @click.option("--no-builtin-rules", is_flag=True, help="Use only the rules given with --rules.")
-@click.option("--since", help="Ignore records before this time (YYYY-MM-DD[ HH:MM[:SS]]).")
+@click.option("--since", help="Ignore records before this time (YYYY-MM-DD[ HH:MM[:SS]], ISO 8601; with an offset such "
+              "as +08:00 or Z it is converted to local time).")
 @click.option("--until", help="Ignore records after this time.")
 @click.option("--lang", type=LANG_TYPE, callback=lang_value, default=None, help="Language of titles and remediation.")
 @color_option
