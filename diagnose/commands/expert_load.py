@@ -15,7 +15,9 @@ import click
 import msgspec
 import polars as pl
 
-from diagnose.commands.console import EXIT_CLEAN, EXIT_OUTPUT_FAILED, EXIT_USAGE, default_lang, write_output
+from diagnose.commands.console import (
+    EXIT_CLEAN, EXIT_OUTPUT_FAILED, EXIT_USAGE, LANG_TYPE, default_lang, lang_value, write_output,
+)
 from diagnose.commands.outputs import put_stream
 from diagnose.expertload.load import load
 from diagnose.expertload.metrics import analyse
@@ -60,7 +62,7 @@ def eplb_lines(logs: list[SourceFile]) -> pl.DataFrame:
               help="Output format (default: from the -o suffix, else markdown).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
 @click.option("--map-out", type=click.Path(dir_okay=False, writable=True), help="Also write the suggested expert map JSON here.")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of the report (default: the locale).")
+@click.option("--lang", type=LANG_TYPE, callback=lang_value, default=None, help="Language of the report (default: the locale).")
 def expert_load(paths, since, until, top, target, stage, layers, expert_map, advise, fmt, output, map_out, lang=None):
     """Weekly expert-load report from MindIE hotspot dumps (prefill/prefill_<rank>.csv, decode/decode_<rank>.csv,
     model_gen_config.json), SGLang expert-distribution dumps (expert_distribution_recorder_*.pt), expert map JSON

@@ -157,6 +157,16 @@ class SuppressedSignature(msgspec.Struct, tag_field="kind", tag="signature", kw_
 Suppressed = SuppressedFinding | SuppressedSignature
 
 
+class SlowRule(msgspec.Struct, kw_only=True):
+    """A rule that took longer than its time budget (diagnose/engine/run.py ``RULE_SECONDS``): the run names it
+    instead of only being slow (a user's ``.{1,5000}`` on long lines ran for minutes)."""
+
+    rule: str
+    path: str
+    seconds: float
+    budget: float
+
+
 class Document(msgspec.Struct, kw_only=True):
     """The JSON report (``--format json``): stable, fields only ever added."""
 
@@ -174,6 +184,7 @@ class Document(msgspec.Struct, kw_only=True):
     coverage: Coverage | Unset = UNSET
     findings_new: int | Unset = UNSET  # with a findings baseline (--baseline report.json)
     suppressed: list[Suppressed] = msgspec.field(default_factory=list)
+    slow_rules: list[SlowRule] | Unset = UNSET  # rules over their time budget (none: left out)
 
 
 class Report(msgspec.Struct, kw_only=True):
@@ -193,6 +204,7 @@ class Report(msgspec.Struct, kw_only=True):
     coverage: Coverage | None = None
     findings_new: int | None = None
     suppressed: list[Suppressed] = msgspec.field(default_factory=list)
+    slow_rules: list[SlowRule] = msgspec.field(default_factory=list)
     # Not in the JSON report:
     rules_checked: list[RuleInfo] = msgspec.field(default_factory=list)  # every rule that ran, catalog order
     signals: Any = None  # pl.DataFrame | None: for curve-drawing renderers (html)
@@ -223,6 +235,7 @@ class Report(msgspec.Struct, kw_only=True):
             unrecognised_new=self.unrecognised_new if self.unrecognised_new is not None else UNSET,
             derived=self.derived or UNSET, coverage=self.coverage if self.coverage is not None else UNSET,
             findings_new=self.findings_new if self.findings_new is not None else UNSET, suppressed=self.suppressed,
+            slow_rules=self.slow_rules or UNSET,
         )
 
 
