@@ -55,7 +55,8 @@ def run_rules(
             try:
                 for hit in KINDS[rule.match.kind].evaluate(rule.match, rule.sources or None, ctx):
                     findings.append(build_finding(rule, hit, records, lang, signals, texts, read_back))
-                    explained.append(hit.hits.select(pl.col("file").cast(pl.String), pl.col("event").cast(pl.UInt32)))
+                    explained.append(hit.hits.select(pl.col("file").cast(pl.String),
+                                                     pl.col("event").cast(pl.UInt32)))
             except Exception as exc:  # noqa: BLE001 - one broken rule must not take the run down; the report says so
                 errors.append(f"rule {rule.id} ({rule.path}) failed: {type(exc).__name__}: {exc}")
             took = time.monotonic() - started
@@ -159,7 +160,8 @@ def signal_facts(rule: Rule, hits: pl.DataFrame, signals: pl.DataFrame | None) -
     one in file order)."""
     if signals is None or signals.height == 0:
         return {}
-    names = {n for lang in rule.summary for m in TEMPLATE_HOLE.finditer(rule.summary[lang]) for n in m.group(1).split("|")}
+    names = {n for lang in rule.summary for m in TEMPLATE_HOLE.finditer(rule.summary[lang])
+             for n in m.group(1).split("|")}
     frame = signals.filter(pl.col("signal").is_in(list(names)))
     if frame.height == 0:
         return {}
