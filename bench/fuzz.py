@@ -62,6 +62,12 @@ SEEDS = [
     b'{"date": "20251118-093012", "request_throughput": 3.2, "mean_ttft_ms": 80.1}\n',
     "显存不足 NPU out of memory \u202e ::error::x %0A\n".encode("gb18030"),
     b"\xff\xfe" + "(W pid=1) ERROR 09-03 14:00:11 [w.py:1] RuntimeError: NPU out of memory\r\n".encode("utf-16-le"),
+    # The hostile JSON of bench/attacks.py: deep nesting, numbers no float holds, a lone surrogate, NaN.
+    b"[" * 3000 + b"]" * 3000,
+    b'{"completed": ' + b"9" * 5000 + b', "request_throughput": 1' + b"0" * 400 + b', "mean_ttft_ms": NaN}\n',
+    b'[{"ph":"X","name":"Op\\ud800x_NonZero","pid":1,"ts":"1700000000000000","dur":1e400,"args":{"Task Type":'
+    b'"AI_CPU"}}]\n',
+    b'a = ' + b"{b=" * 2000 + b"1" + b"}" * 2000 + b"\n",
 ]
 SPECIAL = [b"\x00", b"\xff", b"\r", b"\n", b"\r\n", b"\x1b[31m", b"\xe2\x80\xae", b"<script>", b"&amp;", b"]]>",
            b"%0A", b"::error::", b"\\", b"!", b"/", b"\xc3", b"\xed\xa0\x80", b"a" * 300]

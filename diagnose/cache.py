@@ -8,6 +8,12 @@ so an edited rule is parsed again; it is best effort: a cache that cannot be rea
 to an empty value to turn it off. Only files of the program are cached: a user's rule files are read every run.
 Each kind of file has its own name prefix (``rules-``, ``messages-``), and storing one drops only the older
 files of its own prefix.
+
+The folder is not trusted (CI restores it from elsewhere; anyone who can write there can put anything there): an
+entry is read only when it is a regular file (never through a link, never a FIFO: ``read_capped``) of at most
+``MAX_ENTRY`` bytes, and used only when it decodes and has the shape this module wrote. Anything else (a link to
+``/dev/zero``, JSON nested 100,000 deep, a list where a table belongs) counts as no entry: it is built again and
+replaced, so one bad file never fails a run or every later one.
 """
 
 from __future__ import annotations
@@ -19,8 +25,10 @@ import sys
 import tomllib
 from pathlib import Path
 
+from diagnose.bounded import SMALL_FILE, read_capped
 from diagnose.writer import WriteFailed, write_file
 
+MAX_ENTRY = 4 * SMALL_FILE  # the catalog's entry is about 1 MB
 
 
 def cache_dir() -> Path | None:
@@ -46,18 +54,24 @@ def parsed_tomls(files: list[Path], prefix: str = "rules-") -> dict[Path, dict] 
         digest.update(f"\0{path}\0{len(blob)}\0".encode())
         digest.update(blob)
     target = folder / f"{prefix}{digest.hexdigest()[:32]}.json"
-    try:
-        data = json.loads(target.read_bytes())
-        if isinstance(data, list) and len(data) == len(files):
-            return dict(zip(files, data))
-    except (OSError, ValueError):
-        pass
+    data = _entry(target)
+    if isinstance(data, list) and len(data) == len(files) and all(isinstance(d, dict) for d in data):
+        return dict(zip(files, data))
     try:
         data = [tomllib.loads(blob.decode("utf-8")) for blob in blobs]
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
         return None
     _store(folder, target, data, prefix)
     return dict(zip(files, data))
+
+
+def _entry(target: Path):
+    """The decoded JSON of one cache entry, or None when it is missing or not what this module writes (see the
+    module docstring): never a link followed, a FIFO waited on or more than ``MAX_ENTRY`` bytes read."""
+    try:
+        return json.loads(read_capped(target, MAX_ENTRY))
+    except (OSError, ValueError, RecursionError):  # gone, a link, a FIFO, too large, not JSON, nested too deep
+        return None
 
 
 def _store(folder: Path, target: Path, data: list[dict], prefix: str) -> None:
@@ -65,11 +79,13 @@ def _store(folder: Path, target: Path, data: list[dict], prefix: str) -> None:
     try:
         text = json.dumps(data, ensure_ascii=False)
         folder.mkdir(parents=True, exist_ok=True)
-        write_file(target, text, "cache")
+        # Whatever is in the entry's place (a link, a FIFO, a device) is replaced by the rename, never written
+        # through: the folder is not trusted (a folder in its place stays, and the entry is not used).
+        write_file(target, text, "cache", through_special=False)
         for old in folder.glob(f"{prefix}*.json"):
             if old != target:
                 old.unlink(missing_ok=True)
-    except (OSError, TypeError, ValueError, WriteFailed):  # read-only home, full disk, a value JSON cannot hold
+    except (OSError, TypeError, ValueError, RecursionError, WriteFailed):  # read-only home, full disk, bad value
         pass
 
 
@@ -86,11 +102,8 @@ class JsonStore:
         self.target = self.folder / f"{prefix}{digest}.json" if self.folder is not None else None
         self.values: dict = {}
         if self.target is not None:
-            try:
-                data = json.loads(self.target.read_bytes())
-                self.values = data if isinstance(data, dict) else {}
-            except (OSError, ValueError):
-                pass
+            data = _entry(self.target)
+            self.values = data if isinstance(data, dict) else {}
 
     def get(self, name: str):
         return self.values.get(name)

@@ -16,12 +16,13 @@ import click
 
 from diagnose import __version__
 from diagnose.commands.check import check
-from diagnose.commands.console import COLOR_CHOICES
+from diagnose.commands.console import COLOR_CHOICES, default_lang
 from diagnose.commands.expert_load import expert_load
 from diagnose.commands.extract import extract
 from diagnose.commands.fleet import fleet_group
 from diagnose.commands.preflight import preflight
 from diagnose.commands.rules import rules_group
+from diagnose.messages import messages
 
 
 def run(args: list[str] | None = None) -> None:
@@ -55,8 +56,23 @@ class DiagnoseGroup(click.Group):
             if Path(args[0]).exists() and len(args) == 1:
                 args = ["check", *args]
         else:
+            near = _near_command(args[0], list(self.commands))
+            if near is not None:
+                ctx.fail(messages(default_lang())("cli.no_such_command", name=args[0], near=near))
             args = ["check", *args]
         return super().parse_args(ctx, _bare_color(args))
+
+
+def _near_command(word: str, commands: list[str]) -> str | None:
+    """The subcommand ``word`` is a typo of (``rulse`` for ``rules``), when ``word`` is no path that exists and
+    looks like a command (a bare word, not a path or an option): ``diagnose rulse`` then says "did you mean",
+    as click does, and exits 2, instead of reading a missing path."""
+    import difflib
+
+    if not word or word.startswith("-") or any(c in word for c in "/.\\") or Path(word).exists():
+        return None
+    found = difflib.get_close_matches(word, commands, n=1, cutoff=0.7)
+    return found[0] if found else None
 
 
 def _bare_color(args: list[str]) -> list[str]:

@@ -36,16 +36,23 @@ def catalog() -> dict[str, dict[str, Any]]:
 
     cached = parsed_tomls([CATALOG_FILE], prefix="messages-")  # JSON in the cache folder: 1 ms, not 15
     if cached is not None:
-        data = cached[CATALOG_FILE]
-    else:
-        with CATALOG_FILE.open("rb") as fh:
-            data = tomllib.load(fh)
+        try:
+            return _entries(cached[CATALOG_FILE])
+        except ValueError:  # a cache entry of another shape (diagnose/cache.py): the file itself
+            pass
+    with CATALOG_FILE.open("rb") as fh:
+        return _entries(tomllib.load(fh))
+
+
+def _entries(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
 
     def walk(prefix: str, table: dict[str, Any]) -> None:
         for key, value in table.items():
             name = f"{prefix}.{key}" if prefix else key
             if isinstance(value, dict) and "en" in value:
+                if not all(isinstance(v, (str, list, bool)) for v in value.values()):
+                    raise ValueError(f"{CATALOG_FILE.name}: {name} is not a message")
                 out[name] = value
             elif isinstance(value, dict):
                 walk(name, value)
@@ -195,6 +202,11 @@ FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\|[A-Za-z_][A-Za-z0-9_]*)*)(?::
 # `[...]` holding a hole: an optional clause, said only when every hole in it has a value.
 OPTIONAL = re.compile(r"\[([^\[\]]*\{[^\[\]]*)\]")
 _UNKNOWN_TEXT = ("", "?", "None", "nan", "NaN", "null")
+TEMPLATE_HOLE = FIELD
+_SPEC = re.compile(r"(?P<align>(?:.?[<>=^])?)(?P<sign>[+\- ]?)(?P<alt>#?)(?P<zero>0?)(?P<width>\d*)"
+                   r"(?P<group>[,_]?)(?:\.(?P<precision>\d+))?(?P<type>[bcdeEfFgGnosxX%]?)")
+MAX_WIDTH = 40  # of a hole's format spec: a column, never a page
+MAX_PRECISION = 6
 
 
 def known(value: Any) -> bool:
@@ -213,8 +225,13 @@ def _value(names: str, values: dict[str, Any]) -> Any:
 
 
 def fill(template: str, values: dict[str, Any]) -> str:
-    """Fill ``{name}`` and ``{name:.1f}`` from values. Only plain names: no attribute or index access, so a
-    user's template cannot reach into objects, and braces inside substituted log text stay as they are.
+    """A rule's template (its summary, a user's or the catalog's) filled from ``values``, safely.
+
+    Only holes are filled: a plain name (or ``a|b``), with an optional format spec. No attribute or index access
+    (``{count.__class__}``, ``{count[0]}`` are left as they are), no conversion, no nested spec; a width above
+    ``MAX_WIDTH`` and a precision above ``MAX_PRECISION`` are capped, so ``{count:>1000000}`` gives a column, not
+    a megabyte that every format then carries (the HTML page ran for minutes on one). A value that the spec does
+    not fit is shown as it is. Braces inside the values stay as they are.
 
     A value that is unknown (``known``) is never printed as ``?``, ``None`` or ``nan``: the optional clause
     ``[...]`` around it is left out (``"fault kernel[: {kernel}]"``); outside one, the hole is left empty."""
@@ -226,8 +243,8 @@ def fill(template: str, values: dict[str, Any]) -> str:
         spec = m.group(2)
         if spec:
             try:
-                return format(value, spec)
-            except (ValueError, TypeError):
+                return format(value, _capped(spec))
+            except (ValueError, TypeError, OverflowError):
                 return str(value)
         if isinstance(value, float):
             return f"{value:g}"
@@ -245,6 +262,19 @@ def fill(template: str, values: dict[str, Any]) -> str:
             break
         template = done
     return FIELD.sub(one, template)
+
+
+def _capped(spec: str) -> str:
+    m = _SPEC.fullmatch(spec)
+    if m is None:
+        raise ValueError(spec)
+    width, precision = m.group("width"), m.group("precision")
+    if width and int(width) > MAX_WIDTH:
+        width = str(MAX_WIDTH)
+    if precision is not None and int(precision) > MAX_PRECISION:
+        precision = str(MAX_PRECISION)
+    return (m.group("align") + m.group("sign") + m.group("alt") + m.group("zero") + width + m.group("group")
+            + (f".{precision}" if precision is not None else "") + m.group("type"))
 
 
 def unknown_holes(template: str, values: dict[str, Any]) -> list[str]:
@@ -277,13 +307,13 @@ def messages(lang: str | None = "en") -> Messages:
 
 def locale_lang() -> str:
     """The language of the environment: ``DIAGNOSE_LANG``, else the locale (``LC_ALL``, ``LC_MESSAGES``,
-    ``LANG``); Chinese for any ``zh*``, else English."""
+    ``LANG``); Chinese for any ``zh*`` or ``cn*``, else English."""
     import os
 
     for var in ("DIAGNOSE_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(var, "")
         if value:
-            return "zh" if value.lower().startswith("zh") else "en"
+            return "zh" if value.lower().startswith(("zh", "cn")) else "en"  # cn: as Ascend's tools spell it
     return "en"
 
 

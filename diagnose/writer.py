@@ -32,20 +32,25 @@ class WriteFailed(Exception):
         super().__init__(f"cannot write {what} {target}: {reason}")
 
 
-def write_file(target: str | os.PathLike, data: str | bytes, what: str = "-o") -> None:
-    """Write ``data`` (text is UTF-8) to ``target`` atomically; raise WriteFailed."""
+def write_file(target: str | os.PathLike, data: str | bytes, what: str = "-o",
+               through_special: bool = True) -> None:
+    """Write ``data`` (text is UTF-8) to ``target`` atomically; raise WriteFailed. ``through_special``: see
+    ``replacing``."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    with replacing(target, what) as fh:
+    with replacing(target, what, through_special) as fh:
         fh.write(payload)
 
 
 @contextlib.contextmanager
-def replacing(target: str | os.PathLike, what: str = "-o") -> Iterator[BinaryIO]:
+def replacing(target: str | os.PathLike, what: str = "-o", through_special: bool = True) -> Iterator[BinaryIO]:
     """A binary stream whose bytes replace ``target`` in one rename when the block ends without an error (the
     data on disk before the rename); an error leaves the target as it was and no temporary file. Raises
-    WriteFailed for an operating-system error, and lets any other error through."""
+    WriteFailed for an operating-system error, and lets any other error through. A target that is no regular
+    file is written through (a user's ``-o /dev/stdout``) unless ``through_special`` is false: in a folder that
+    is not trusted (the cache), a FIFO or a link to a device in a file's place is replaced by the rename, never
+    opened (a FIFO without a reader would block the run)."""
     path = Path(target)
-    if _special(path):
+    if through_special and _special(path):
         try:
             with open(path, "wb") as fh:
                 yield fh

@@ -38,11 +38,12 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("knowledge", ("knowledge",)),
     ("ingest", ("ingest",)),
     ("scan", ("scan",)),
-    ("ground", ("model", "messages", "cache", "writer")),
+    ("ground", ("model", "messages", "cache", "writer", "bounded")),
 ]
 OPEN_LAYERS = ("entry", "ground")
 # The only top-level modules: the entry point and the ground. Everything else lives in a room.
-TOP_LEVEL = {"diagnose", "diagnose.__main__", "diagnose.cli", "diagnose.messages", "diagnose.cache", "diagnose.writer"}
+TOP_LEVEL = {"diagnose", "diagnose.__main__", "diagnose.cli", "diagnose.messages", "diagnose.cache", "diagnose.writer",
+             "diagnose.bounded"}
 
 
 def _imported(module: str, path: Path) -> set[str]:
@@ -205,7 +206,8 @@ def test_every_module_imports_on_its_own():
 # the message catalog and report's own helpers; the command alone wires the two with the pipeline.
 ROOM_IMPORTS = {
     "diagnose.expertload": ("diagnose.expertload", "diagnose.parsers", "diagnose.knowledge", "diagnose.ingest",
-                            "diagnose.scan", "diagnose.model", "diagnose.messages", "diagnose.cache"),
+                            "diagnose.scan", "diagnose.model", "diagnose.messages", "diagnose.cache",
+                            "diagnose.bounded"),
     "diagnose.report.load": ("diagnose.report", "diagnose.model", "diagnose.messages"),
 }
 

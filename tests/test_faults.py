@@ -54,15 +54,14 @@ def _eio(_path) -> None:
 
 def _faulty_open(monkeypatch, target: Path, after: int, fault) -> None:
     """The file the walk opens (a plain file, an archive, a .gz) fails as ``fault`` says; other files do not."""
-    real_open = open
+    real_opened = walk.opened
 
-    def fake_open(path, mode="r", buffering=-1, **kwargs):
-        if str(path) == str(target) and "b" in mode:
-            raw = _Failing(path, after, fault)
-            return raw if buffering == 0 else io.BufferedReader(raw)
-        return real_open(path, mode, buffering, **kwargs)
+    def fake_opened(path, seen, follow):
+        if str(path) == str(target):
+            return _Failing(path, after, fault)
+        return real_opened(path, seen, follow)
 
-    monkeypatch.setattr(walk, "open", fake_open, raising=False)
+    monkeypatch.setattr(walk, "opened", fake_opened)
 
 
 def _log(path: Path, good: int = 2000) -> Path:
@@ -222,7 +221,7 @@ def test_a_reader_that_goes_away_is_not_an_error():
 # Where each phase is entered: the hook sends the signal to the run itself there, so the phase is certain.
 PHASES = {
     "reading": ("diagnose.pipeline.reading", "_parse_one"),
-    "parsing": ("diagnose.pipeline.reading", "parse_chunk"),
+    "parsing": ("diagnose.pipeline.batches", "parse_chunk"),  # the sample's files are small: parsed in batches
     "rules": ("diagnose.pipeline.stages", "run_rules"),
     "report": ("diagnose.report", "render"),
 }

@@ -139,21 +139,25 @@ def test_a_file_growing_while_read_does_not_break_the_run(tmp_path: Path):
 
 
 def test_a_file_shrinking_while_read(tmp_path: Path, monkeypatch):
+    """A file cut after the walk listed it (a rotation, a truncation) is read up to the cut and said to be read
+    in part: never "No findings" with complete coverage after reading a fraction of it."""
     from diagnose.ingest import walk
 
     log = tmp_path / "shrink.log"
     log.write_text(hostile.OOM * 100)
-    real_open = open
+    real_open = walk.open_regular
 
-    def shrinking_open(path, mode="r", *a, **kw):
-        fh = real_open(path, mode, *a, **kw)
+    def shrinking_open(path, *a, **kw):
+        fd = real_open(path, *a, **kw)
         if str(path) == str(log):
             os.truncate(log, 10)
-        return fh
+        return fd
 
-    monkeypatch.setattr(walk, "open", shrinking_open, raising=False)
+    monkeypatch.setattr(walk, "open_regular", shrinking_open)
     code, data = run_json(str(log))
-    assert code in (0, 1) and data["inputs"][0]["path"] == str(log)
+    assert code == 5 and data["inputs"][0]["path"] == str(log)
+    assert data["inputs"][0]["incomplete"].startswith("shrank while read: 10 of ")
+    assert data["coverage"]["status"] == "partial"
 
 
 def test_budget_option_is_validated():

@@ -20,7 +20,7 @@ KV = SAMPLES / "kv-exhaustion"
 # One function per phase of a run; the signal arrives while it runs.
 PHASES = {
     "reading": ("diagnose.pipeline.reading", "_parse_one"),  # opening and reading a file
-    "parsing": ("diagnose.pipeline.reading", "parse_chunk"),  # the parser of a kind on lines read
+    "parsing": ("diagnose.pipeline.batches", "parse_chunk"),  # the parser of a kind on small files, in batches
     "rules": ("diagnose.pipeline.stages", "run_rules"),
     "report": ("diagnose.report.text", "render"),
 }

@@ -168,3 +168,33 @@ def test_a_rotated_log_is_one_stream_and_one_fingerprint(tmp_path):
     assert file_shape("node-0/vllm-serve.log.1") == file_shape("node-0/vllm-serve.log") == "vllm-serve.log"
     assert file_shape("vllm_ascend_20250903_140000_77_002.log") == file_shape("vllm_ascend_20250903_140000_77.log")
     assert unrotated("node-0/app.log-20250903") == "node-0/app.log" and unrotated("plog-1_2.log") == "plog-1_2.log"
+
+
+def test_streams_of_the_series_by_log_and_engine_label():
+    """The streams come from the series with its names categorical (diagnose/analysis/silence.py ``_streams``):
+    a rotation's files are one stream, ``#n`` suffixes and a missing engine are labels of their own, a stream of
+    two times is too short and a value without a time is no line; the last line is the state line of the last
+    time."""
+    from datetime import timedelta
+
+    import polars as pl
+
+    from diagnose.analysis.silence import _streams
+    from diagnose.model.series import SERIES_SCHEMA
+
+    start, rows = datetime(2025, 9, 3, 14), []
+    for file, node, engine, at, n in [("n0/app.log.1", "node-0", "Engine 000", 0, 20),
+                                      ("n0/app.log", "node-0", "Engine 000", 300, 20),
+                                      ("n1/vllm.log", "node-1", None, 0, 30),
+                                      ("n1/vllm.log", "node-1", "Engine 000#1", 0, 30),
+                                      ("n2/x.log", None, "Engine 001", 10, 2)]:
+        for i in range(n):
+            for k, sig in enumerate(("kv_cache_usage_pct", "running_reqs", "waiting_reqs", "gen_throughput")):
+                rows.append(("vllm", file, 100 + i, node, start + timedelta(seconds=at + 10 * i), engine, sig,
+                             float(k + i % 3)))
+    rows.append(("vllm", "n9/nots.log", 1, "node-9", None, "Engine 000", "running_reqs", 1.0))
+    got = _streams(pl.DataFrame(rows, schema=SERIES_SCHEMA, orient="row"), registry.periodic_signals())
+    got = got.sort("node", "engine").select("node", "engine", "n", "interval_s", "file", "last_line", "running_reqs")
+    assert got.rows() == [("node-0", "Engine 000", 40, 10.0, "n0/app.log", 119, 1.0 + 19 % 3),
+                          ("node-1", "", 30, 10.0, "n1/vllm.log", 129, 1.0 + 29 % 3),
+                          ("node-1", "Engine 000", 30, 10.0, "n1/vllm.log", 129, 1.0 + 29 % 3)]

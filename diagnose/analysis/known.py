@@ -13,12 +13,11 @@ marks no finding.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from diagnose.bounded import REPORT_BYTES, json_loads, read_capped
 from diagnose.analysis.fingerprint import of_report_finding
 from diagnose.model import NoKnownCause
 
@@ -28,8 +27,8 @@ def read_report(path: str | None) -> dict[str, Any] | None:
     if not path or not str(path).lower().endswith(".json"):
         return None
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        data = json_loads(read_capped(path, REPORT_BYTES, follow=True))
+    except (OSError, ValueError):
         return None
     if isinstance(data, dict) and isinstance(data.get("findings"), list) and "inputs" in data:
         return data

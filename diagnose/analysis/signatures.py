@@ -27,6 +27,7 @@ from typing import Any
 
 import polars as pl
 
+from diagnose.bounded import REPORT_BYTES, json_loads, read_capped
 from diagnose.knowledge.benign import benign_mask
 from diagnose.knowledge.masks import mask
 from diagnose.model import Example, Signature
@@ -176,12 +177,9 @@ def mark_new(items: list[Signature], baseline_path: str | None) -> int | None:
     signature (True: not in the baseline). Returns how many are new, or None when there is no such baseline."""
     if not baseline_path or not str(baseline_path).lower().endswith(".json"):
         return None
-    import json
-    from pathlib import Path
-
     try:
-        data = json.loads(Path(baseline_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        data = json_loads(read_capped(baseline_path, REPORT_BYTES, follow=True))
+    except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("unrecognised"), list):
         return None

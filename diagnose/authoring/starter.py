@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from diagnose.bounded import REPORT_BYTES, json_loads, read_capped
 from diagnose.knowledge.masks import TOKEN_PATTERNS, mask_text
 from diagnose.writer import WriteFailed, write_file
 
@@ -173,7 +174,6 @@ def parse_line(line: str, kind: str | None) -> tuple[str, str | None, str | None
 def write_starter_rule(*, from_report=None, index=1, signature=None, example=None, kind=None, out_dir,
                        rule_id=None, name=None, category="engine", severity=None) -> tuple[int, list[tuple[str, bool]]]:
     """`diagnose rules new`: (exit code, [(message, to stderr)]). Writes the file, then runs its fixtures."""
-    import json
     import re
     from pathlib import Path
 
@@ -193,8 +193,8 @@ def write_starter_rule(*, from_report=None, index=1, signature=None, example=Non
     level = None
     if from_report:
         try:
-            data = json.loads(Path(from_report).read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            data = json_loads(read_capped(from_report, REPORT_BYTES, follow=True))
+        except (OSError, ValueError) as exc:
             return 2, [(f"diagnose: error: cannot read {from_report}: {exc}", True)]
         items = data.get("unrecognised") if isinstance(data, dict) else None
         if not isinstance(items, list) or not items:

@@ -9,7 +9,8 @@ import click
 
 from diagnose.commands import configured
 from diagnose.commands.console import (
-    EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, color_choice, default_lang, color_option, parse_time, use_color, width,
+    EXIT_OUTPUT_FAILED, EXIT_USAGE, LANG_TYPE, SEVERITY_CHOICES, color_choice, color_option, default_lang, lang_value,
+    parse_time, use_color, width,
 )
 from diagnose.commands.outputs import MACHINE, deliver, extras_of, main_format, output_options, put_stream
 from diagnose.commands.exitcodes import exit_code
@@ -36,9 +37,10 @@ from diagnose.ingest.names import display
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(exists=True),
               help="Extra rule files or folders (repeatable).")
 @click.option("--no-builtin-rules", is_flag=True, help="Use only the rules given with --rules.")
-@click.option("--since", help="Ignore records before this time (YYYY-MM-DD[ HH:MM[:SS]]).")
+@click.option("--since", help="Ignore records before this time (YYYY-MM-DD[ HH:MM[:SS]], ISO 8601; with an offset such "
+              "as +08:00 or Z it is converted to local time).")
 @click.option("--until", help="Ignore records after this time.")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of titles and remediation.")
+@click.option("--lang", type=LANG_TYPE, callback=lang_value, default=None, help="Language of titles and remediation.")
 @color_option
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit code (and -o output).")
 @click.option("--budget", "budget_items", multiple=True, metavar="KEY=SIZE",
@@ -99,11 +101,16 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
             click.echo(f"diagnose: error: {err}", err=True)
             sys.exit(EXIT_USAGE)
     # A broken user rule file is a configuration error: say which file and field, run nothing.
-    _, user_errors = load_rules(list(settings.rule_dirs))
+    user_rules, user_errors = load_rules(list(settings.rule_dirs))
     if user_errors:
         for err in user_errors:
             click.echo(f"diagnose: error: {err}", err=True)
         sys.exit(EXIT_USAGE)
+    said = messages(settings.lang)
+    for rule in user_rules:  # patterns the regex engine's fast path cannot hold (scan/fastregex.py)
+        for where, found in rule.slow_patterns:
+            click.echo(said("cli.warning", text=said("cli.slow_pattern", rule=rule.id, path=rule.path, field=where,
+                                                     repeat=found)), err=True)
     rules, rule_errors, settings = configured.catalog(settings)  # the selected rules; suppressions by rule id
     filters = filters_for(rules)
 
@@ -138,6 +145,9 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
 
     failed = deliver(report, render, fmt=fmt, output=output, extras=extras, quiet=quiet, main_text=text, opts=opts,
                      color=colored)
+    for slow in report.slow_rules:  # the rule that made the run slow, named (engine/run.py RULE_SECONDS)
+        click.echo(msg("cli.warning", text=msg("cli.slow_rule", rule=slow.rule, path=slow.path, seconds=slow.seconds,
+                                               budget=slow.budget)), err=True)
     if (not quiet and report.coverage is not None and report.coverage.text
             and (output or fmt in MACHINE or not sys.stdout.isatty())):
         click.echo(f"diagnose: {msg.say(report.coverage.text)}", err=True)  # what the report says, where a person looks

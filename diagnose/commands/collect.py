@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from diagnose.commands.console import LANG_TYPE, lang_value
+
 from diagnose.collect import Request, collect as gather_bundle
 from diagnose.collect.bundle import Caps
 from diagnose.commands.exitcodes import EXIT_OUTPUT_FAILED
@@ -32,7 +34,7 @@ from diagnose.writer import WriteFailed, replacing
 @click.option("--sysroot", type=click.Path(file_okay=False), default="/", show_default=True,
               help="Read absolute places (/usr/local/Ascend, /proc) under this folder (a mounted host).")
 @click.option("--node-name", default=None, help="The node's name in the bundle [default: $NODE_NAME, else the host].")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of the summary.")
+@click.option("--lang", type=LANG_TYPE, callback=lang_value, default=None, help="Language of the summary.")
 def collect(output, since, redact, max_file_bytes, max_total_bytes, home, sysroot, node_name, lang):
     """Gather an incident bundle from this node: vLLM / vllm-ascend logs, CANN plogs and device logs, MindIE
     and ATB logs, `npu-smi info`, version files, the serving processes' launch commands and the configuration

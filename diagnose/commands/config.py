@@ -36,11 +36,11 @@ from __future__ import annotations
 
 import difflib
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from diagnose.bounded import SMALL_FILE, Malformed, NotRegular, read_capped, toml_loads
 from diagnose.engine.selection import split_selectors
 from diagnose.model import SEVERITIES
 from diagnose.analysis.suppression import Suppression
@@ -87,7 +87,9 @@ def discover(start: Path | None = None) -> Path | None:
     for folder in (here, *here.parents):
         for name in FILE_NAMES:
             candidate = folder / name
-            if candidate.is_file() and (name != "pyproject.toml" or _has_table(candidate)):
+            # A link or a FIFO under a config name is found too, and refused by load() with its name (exit 2).
+            if (candidate.is_file() or (os.path.lexists(candidate) and not candidate.is_dir())) and (
+                    name != "pyproject.toml" or _has_table(candidate)):
                 # relative to the working directory: reports name it without the machine's folders
                 return Path(os.path.relpath(candidate)) if start is None else candidate
         if (folder / ".git").exists():  # the repository root: a file above it belongs to something else
@@ -97,15 +99,19 @@ def discover(start: Path | None = None) -> Path | None:
 
 def _has_table(pyproject: Path) -> bool:
     try:
-        text = pyproject.read_text(encoding="utf-8")
+        text = read_capped(pyproject, SMALL_FILE, follow=True).decode("utf-8")
+    except NotRegular:
+        return True  # a FIFO, a device or a huge file under that name: load() refuses it with its name
     except (OSError, UnicodeDecodeError):
         return False
     if "tool.diagnose" not in text and "[tool]" not in text:  # cheap: most pyproject.toml files are not ours
         return False
     try:
-        return isinstance(tomllib.loads(text).get("tool", {}).get("diagnose"), dict)
-    except tomllib.TOMLDecodeError:
+        data = toml_loads(text)
+    except Malformed:
         return "[tool.diagnose" in text  # ours but broken: load() reports where
+    tool = data.get("tool")
+    return isinstance(tool, dict) and isinstance(tool.get("diagnose"), dict)
 
 
 def find(config: str | None = None, no_config: bool = False, start: Path | None = None) -> FileConfig:
@@ -118,12 +124,15 @@ def find(config: str | None = None, no_config: bool = False, start: Path | None 
 
 def load(path: Path) -> FileConfig:
     """Read and check one configuration file; raises ConfigError listing every problem."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    try:  # bounded (diagnose/bounded.py): a regular file of at most SMALL_FILE bytes, nested at most MAX_DEPTH
+        data = toml_loads(read_capped(path, SMALL_FILE, follow=True).decode("utf-8"), "invalid TOML")
+    except NotRegular as exc:
+        raise ConfigError([f"{path}: cannot read: {exc} (a configuration file is a regular file of at most "
+                           f"{SMALL_FILE} bytes)"]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError([f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}"]) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError([f"{path}: invalid TOML: {exc}"]) from None
+    except Malformed as exc:
+        raise ConfigError([f"{path}: {exc}"]) from None
     prefix = ""
     if path.name == "pyproject.toml":
         table = data.get("tool", {}).get("diagnose") if isinstance(data.get("tool"), dict) else None

@@ -25,14 +25,31 @@ def default_lang() -> str:
 
 
 def parse_time(value: str | None, name: str) -> datetime | None:
+    """A time of ``--since``/``--until``: ``2025-07-01``, ``2025-07-01 09:30[:00[.123]]``, ISO 8601 with ``T``,
+    and with an offset (``+08:00``, ``Z``). The logs' times are wall-clock times without a zone, compared in this
+    machine's local time, so a time with an offset is converted to local time (``TZ`` sets the zone)."""
     if not value:
         return None
-    for fmt in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"):
-        try:
-            return datetime.strptime(value, fmt)
-        except ValueError:
-            continue
-    raise click.BadParameter(f"{value!r} is not a time like 2025-07-01 or '2025-07-01 09:30:00'", param_hint=name)
+    text = value.strip()
+    try:
+        when = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "zZ" else text)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a time like 2025-07-01, '2025-07-01 09:30:00' or "
+                                 "2025-07-01T09:30:00+08:00", param_hint=name) from None
+    if when.tzinfo is not None:
+        when = when.astimezone().replace(tzinfo=None)
+    return when
+
+
+LANG_CHOICES = ["en", "zh", "cn"]  # cn: what Ascend's own tools call Chinese; read as zh
+
+
+def lang_value(_ctx, _param, value: str | None) -> str | None:
+    """The click callback of ``--lang``: ``cn`` (as Ascend's tools spell it) is ``zh``."""
+    return "zh" if value is not None and value.lower() == "cn" else value
+
+
+LANG_TYPE = click.Choice(LANG_CHOICES, case_sensitive=False)
 
 
 def write_output(target: str, text: str, option: str = "-o", lang: str | None = None) -> None:

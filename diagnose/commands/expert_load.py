@@ -16,7 +16,9 @@ import click
 import msgspec
 import polars as pl
 
-from diagnose.commands.console import EXIT_CLEAN, EXIT_OUTPUT_FAILED, EXIT_USAGE, default_lang, write_output
+from diagnose.commands.console import (
+    EXIT_CLEAN, EXIT_OUTPUT_FAILED, EXIT_USAGE, LANG_TYPE, default_lang, lang_value, write_output,
+)
 from diagnose.commands.exitcodes import EXIT_NOTHING_ANALYSED
 from diagnose.commands.outputs import put_folder, put_stream
 from diagnose.expertload import export, gauges
@@ -78,7 +80,7 @@ def eplb_lines(logs: list[SourceFile]) -> pl.DataFrame:
               "3 for 58 MoE layers: DeepSeek-V3/R1).")
 @click.option("--msit-out", type=click.Path(file_okay=False, writable=True),
               help="Also write the window's load as an msit-ready folder (flat <stage>_<rank>.csv and model_gen_config.json).")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of the report (default: the locale).")
+@click.option("--lang", type=LANG_TYPE, callback=lang_value, default=None, help="Language of the report (default: the locale).")
 def expert_load(paths, since, until, top, target, stage, layers, expert_map, first_window, advise, fmt, output, map_out,
                 sglang_out=None, dense_layers=None, msit_out=None, lang=None):
     """Weekly expert-load report from MindIE hotspot dumps (prefill/prefill_<rank>.csv, decode/decode_<rank>.csv,

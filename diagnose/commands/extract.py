@@ -9,7 +9,7 @@ import sys
 import click
 
 from diagnose.commands import configured
-from diagnose.commands.console import EXIT_CLEAN, EXIT_OUTPUT_FAILED, EXIT_USAGE
+from diagnose.commands.console import LANG_TYPE, lang_value, EXIT_CLEAN, EXIT_OUTPUT_FAILED, EXIT_USAGE
 
 
 @click.command("extract")
@@ -23,7 +23,7 @@ from diagnose.commands.console import EXIT_CLEAN, EXIT_OUTPUT_FAILED, EXIT_USAGE
 @click.option("--no-builtin-rules", is_flag=True, help="Use only the rules given with --rules.")
 @click.option("--budget", "budget_items", multiple=True, metavar="KEY=SIZE",
               help="Raise or lower a reading limit, e.g. max_file_bytes=8G (repeatable; as for diagnose check).")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of the summary line.")
+@click.option("--lang", type=LANG_TYPE, callback=lang_value, default=None, help="Language of the summary line.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit code.")
 @configured.config_options
 def extract(paths, node, cluster, out, rule_dirs, no_builtin_rules, budget_items, lang, quiet, config_file=None,

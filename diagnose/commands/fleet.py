@@ -12,7 +12,7 @@ import click
 
 from diagnose.commands import configured
 from diagnose.commands.console import (
-    EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, parse_time, use_color, width,
+    LANG_TYPE, EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, parse_time, use_color, width, lang_value,
 )
 from diagnose.commands.exitcodes import exit_code
 from diagnose.commands.outputs import MACHINE, deliver, extras_of, main_format, output_options
@@ -64,7 +64,7 @@ def judging_options(fn):
         click.option("--rules", "rule_dirs", multiple=True, type=click.Path(exists=True),
                      help="Extra rule files or folders (repeatable)."),
         click.option("--no-builtin-rules", is_flag=True, help="Use only the rules given with --rules."),
-        click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of the reports."),
+        click.option("--lang", type=LANG_TYPE, callback=lang_value, default=None, help="Language of the reports."),
         click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit code (and -o output)."),
     ]
     fn = configured.config_options(color_option(output_options(fn)))

@@ -11,7 +11,7 @@ import sys
 import click
 
 from diagnose.commands import configured
-from diagnose.commands.console import SEVERITY_CHOICES
+from diagnose.commands.console import LANG_TYPE, lang_value, SEVERITY_CHOICES
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$", re.IGNORECASE)
 _SCALE = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
@@ -83,7 +83,7 @@ def live_options(default_state: str):
                          help="NPU ids a fault affects when no finding names its NPU."),
             click.option("--rules", "rule_dirs", multiple=True, type=click.Path(exists=True),
                          help="Extra rule files or folders (repeatable)."),
-            click.option("--lang", type=click.Choice(["en", "zh"]), default=None, help="Language of the texts."),
+            click.option("--lang", type=LANG_TYPE, callback=lang_value, default=None, help="Language of the texts."),
             configured.config_options,
         ]
         for option in reversed(options):

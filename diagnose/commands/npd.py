@@ -19,6 +19,8 @@ from pathlib import Path
 
 import click
 
+from diagnose.commands.console import LANG_TYPE, lang_value
+
 from diagnose.commands import configured
 from diagnose.commands.exitcodes import EXIT_OUTPUT_FAILED
 from diagnose.commands.outputs import failure_line
@@ -173,7 +175,7 @@ def _with_handling(item: dict) -> dict:
               show_default=True)
 @click.option("--window", default="30m", show_default=True)
 @click.option("--resolve-after", default="10m", show_default=True)
-@click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True,
+@click.option("--lang", type=LANG_TYPE, callback=lang_value, default="en", show_default=True,
               help="Language of the conditions' healthy messages and the plugin's lines.")
 @click.option("--mindcluster-config", type=click.Path(dir_okay=False), default=None,
               help="Also write ClusterD's publicCustomization.json for diagnose's fault codes here.")

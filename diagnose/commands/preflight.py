@@ -16,7 +16,8 @@ import click
 from diagnose.commands.outputs import put_file, put_stream
 from diagnose.model.derived import add as add_origins
 from diagnose.commands.console import (
-    EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, default_lang, exit_code, use_color, width, write_output,
+    EXIT_OUTPUT_FAILED, EXIT_USAGE, LANG_TYPE, SEVERITY_CHOICES, color_choice, color_option, default_lang, exit_code,
+    lang_value, use_color, width, write_output,
 )
 
 
@@ -38,7 +39,7 @@ from diagnose.commands.console import (
 @click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default="error", show_default=True)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings.")
 @click.option("--allow-empty", is_flag=True, help="Exit 0, not 4, when no model file and no launch was found.")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default=None)
+@click.option("--lang", type=LANG_TYPE, callback=lang_value, default=None)
 @color_option
 @click.option("-q", "--quiet", is_flag=True)
 def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_gb, reserve_gb, fmt, output, facts_out,

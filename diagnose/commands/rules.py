@@ -8,7 +8,9 @@ from pathlib import Path
 import click
 
 from diagnose.commands import configured
-from diagnose.commands.console import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, SEVERITY_CHOICES, default_lang, write_output
+from diagnose.commands.console import (
+    EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, LANG_TYPE, SEVERITY_CHOICES, default_lang, lang_value, write_output,
+)
 
 
 @click.group("rules")
@@ -30,7 +32,7 @@ def _load_catalog(rule_dirs, builtin: bool = True):
 @rules_group.command("list")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(exists=True), help="Extra rule folders.")
 @click.option("--category", help="Only this category (mtp, kv-cache, memory, communication, ...).")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default=None)
+@click.option("--lang", type=LANG_TYPE, callback=lang_value, default=None)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @configured.config_options
 def rules_list(rule_dirs, category, lang, fmt, config_file=None, no_config=False, select=(), ignore=()):
@@ -158,7 +160,7 @@ def rules_signals(word, kind, fmt):
 @rules_group.command("show")
 @click.argument("rule_id")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(exists=True), help="Extra rule folders.")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default=None)
+@click.option("--lang", type=LANG_TYPE, callback=lang_value, default=None)
 def rules_show(rule_id, rule_dirs, lang):
     """The full rule: what it detects, how, and what to do."""
     from rich.console import Console
@@ -308,7 +310,7 @@ def rules_new(from_report, index, signature, example, kind, out_dir, rule_id, na
 
 @rules_group.command("docs")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here (default: standard output).")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default="en")
+@click.option("--lang", type=LANG_TYPE, callback=lang_value, default="en")
 def rules_docs(output, lang):
     """Generate the catalog page (docs/rules.md) from the rule files."""
     from diagnose.authoring.docs import catalog_markdown

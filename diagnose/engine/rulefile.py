@@ -6,18 +6,19 @@ check); every error names the file and the field.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from diagnose.bounded import SMALL_FILE, Malformed, NotRegular, read_capped, toml_loads
 from diagnose.cache import parsed_tomls
 from diagnose.engine.links import LINK_KEYS, check_links, links_of
 from diagnose.engine.match import ACROSS, LEVELS, SCOPES, SELECTOR_FIELDS, WITHIN, Match
 from diagnose.engine.match_kinds import KINDS, SCHEMA, match_from
 from diagnose.model import CATEGORIES, SEVERITIES, CauseLink, RuleInfo, Threshold
+from diagnose.scan.fastregex import large_repetitions
 
 LANGS = ("en", "zh")
 CODES_DIR = "codes"
@@ -72,6 +73,7 @@ class Rule:
     aliases: list[str] = field(default_factory=list)
     path: str = ""
     links: list[CauseLink] = field(default_factory=list)  # [[causes]] and [[caused_by]] (engine/links.py)
+    slow_patterns: list[tuple[str, str]] = field(default_factory=list)  # (field, `{1,5000}`): see scan/fastregex.py
 
     def text(self, what: str, lang: str) -> str:
         table = getattr(self, what)
@@ -122,6 +124,7 @@ class _Check:
     def __init__(self, path: str, compile_patterns: bool):
         self.path, self.compile_patterns = path, compile_patterns
         self.errors: list[RuleError] = []
+        self.notes: list[tuple[str, str]] = []  # (field, counted repetition) of patterns slow on long lines
 
     def fail(self, field_name: str, message: str) -> None:
         self.errors.append(RuleError(self.path, field_name, message))
@@ -134,7 +137,9 @@ class _Check:
             return None
 
     def regex(self, value: Any, where: str) -> None:
-        self.attempt(check_regex, value, self.path, where, self.compile_patterns)
+        if self.attempt(check_regex, value, self.path, where, self.compile_patterns) and self.compile_patterns:
+            for found in large_repetitions(value):  # a user's pattern: said once, where the rule is loaded
+                self.notes.append((where, found))
 
     def raise_if_any(self) -> None:
         if self.errors:
@@ -242,11 +247,17 @@ class _Check:
 
 
 def load_rule(path: Path, check_patterns: bool = True) -> Rule:
+    """One rule file, read within the bounds of diagnose/bounded.py: a regular file (a link to one is followed;
+    a FIFO or a device is refused, never waited on or read) of at most ``SMALL_FILE`` bytes, TOML nested at most
+    ``MAX_DEPTH`` deep; anything else is a RuleError naming the file (exit 2), not a traceback."""
     sp = str(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise RuleError(sp, "", f"invalid TOML: {exc}") from None
+        data = toml_loads(read_capped(path, SMALL_FILE, follow=True).decode("utf-8"), "invalid TOML")
+    except Malformed as exc:
+        raise RuleError(sp, "", str(exc)) from None
+    except NotRegular as exc:
+        raise RuleError(sp, "", f"cannot read: {exc} (a rule file is a regular file of at most {SMALL_FILE} bytes)") \
+            from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleError(sp, "", f"cannot read: {exc}") from None
     return rule_from_dict(data, sp, path.parent, check_patterns)
@@ -306,6 +317,7 @@ def rule_from_dict(data: dict, sp: str, folder: Path | None = None, check_patter
         links=links_of(rid, data, lambda v, where: duration_seconds(v, sp, where)),
     )
     rule.tests = tests
+    rule.slow_patterns = ck.notes
     return rule
 
 
@@ -381,7 +393,7 @@ def load_rules(dirs: list[Path], trusted: Path | None = None) -> tuple[list[Rule
         for path in files:
             try:
                 if cached is not None:
-                    rule = rule_from_dict(cached[path], str(path), path.parent, check_patterns=False)
+                    rule = _from_cache(cached[path], path)
                 else:
                     rule = load_rule(path, check_patterns=trusted is None or not path.is_relative_to(trusted))
             except RuleError as exc:
@@ -397,3 +409,12 @@ def load_rules(dirs: list[Path], trusted: Path | None = None) -> tuple[list[Rule
             named[rule.name] = rule.id
             rules.append(rule)
     return rules, errors
+
+
+def _from_cache(data, path: Path) -> Rule:
+    """A built-in rule from its cache entry, or from its file when the entry is not a valid rule (the cache
+    folder is not trusted: diagnose/cache.py)."""
+    try:
+        return rule_from_dict(data, str(path), path.parent, check_patterns=False)
+    except (RuleError, TypeError, ValueError, AttributeError, KeyError):
+        return load_rule(path, check_patterns=False)

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import re
+import time
 from datetime import datetime
 from typing import Any, Callable
 
 import polars as pl
 
 from diagnose.engine.match_kinds import KINDS, Context, Hit
-from diagnose.messages import FIELD, LANGS, Joined, Localized, Phrase, Template, Words
+from diagnose.messages import LANGS, TEMPLATE_HOLE, Joined, Localized, Phrase, Template, Words
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.selectors import record_condition
-from diagnose.model import Evidence, Finding
+from diagnose.model import Evidence, Finding, SlowRule
 
 MAX_EVIDENCE = 5
 
@@ -22,16 +23,22 @@ MAX_EVIDENCE = 5
 ReadBack = Callable[[str, set[int]], dict[int, str]]
 
 
+RULE_SECONDS = 10.0  # a rule that takes longer is named in the report (``slow``): its patterns are slow here
+
+
 def run_rules(
     rules: list[Rule], records: pl.DataFrame, signals: pl.DataFrame, lang: str = "en",
     texts: pl.DataFrame | None = None, series: pl.DataFrame | None = None, read_back: ReadBack | None = None,
+    slow: list[SlowRule] | None = None,
 ) -> tuple[list[Finding], list[str]]:
     """Findings in catalog order (rank.py orders them) and internal errors, one per failing rule.
 
     ``texts`` (file, line, text) holds the lines that only carried signals: rules do not scan them, but a
     finding built on a signal shows its line as evidence. ``series`` holds every periodic metric sample
     (diagnose/model/series.py), of which ``signals`` keeps only those rules can report; ``read_back`` gives the
-    text of evidence lines kept in neither.
+    text of evidence lines kept in neither. Each rule has a time budget (``RULE_SECONDS``): one that takes longer
+    (a user's ``.{1,5000}`` on long lines ran for minutes) still gives its findings, and is added to ``slow``
+    with its time, so the run says which rule made it slow instead of only being slow.
     """
     findings: list[Finding] = []
     errors: list[str] = []
@@ -44,12 +51,17 @@ def run_rules(
         if phase:
             ctx.explained = pl.concat(explained).unique() if explained else None
         for rule in (r for r in rules if KINDS[r.match.kind].phase == phase and r.id not in quiet):
+            started = time.monotonic()
             try:
                 for hit in KINDS[rule.match.kind].evaluate(rule.match, rule.sources or None, ctx):
                     findings.append(build_finding(rule, hit, records, lang, signals, texts, read_back))
-                    explained.append(hit.hits.select(pl.col("file").cast(pl.String), pl.col("event").cast(pl.UInt32)))
+                    explained.append(hit.hits.select(pl.col("file").cast(pl.String),
+                                                     pl.col("event").cast(pl.UInt32)))
             except Exception as exc:  # noqa: BLE001 - one broken rule must not take the run down; the report says so
                 errors.append(f"rule {rule.id} ({rule.path}) failed: {type(exc).__name__}: {exc}")
+            took = time.monotonic() - started
+            if took > RULE_SECONDS and slow is not None:
+                slow.append(SlowRule(rule=rule.id, path=rule.path, seconds=round(took, 1), budget=RULE_SECONDS))
     return findings, errors
 
 
@@ -148,7 +160,8 @@ def signal_facts(rule: Rule, hits: pl.DataFrame, signals: pl.DataFrame | None) -
     one in file order)."""
     if signals is None or signals.height == 0:
         return {}
-    names = {n for lang in rule.summary for m in FIELD.finditer(rule.summary[lang]) for n in m.group(1).split("|")}
+    names = {n for lang in rule.summary for m in TEMPLATE_HOLE.finditer(rule.summary[lang])
+             for n in m.group(1).split("|")}
     frame = signals.filter(pl.col("signal").is_in(list(names)))
     if frame.height == 0:
         return {}

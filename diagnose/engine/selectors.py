@@ -11,6 +11,7 @@ import polars as pl
 
 from diagnose.engine.match import Selector
 from diagnose.model.series import signal_rows
+from diagnose.scan.fastregex import relaxed
 
 HIT_COLUMNS = ["file", "line", "source", "node", "ts", "rank", "event", "engine", "value", "vtext"]
 
@@ -41,7 +42,14 @@ def record_condition(sel: Selector) -> pl.Expr:
 
 
 def select_records(sel: Selector, records: pl.DataFrame, sources) -> pl.DataFrame:
-    return _sources_filter(records, sources).filter(record_condition(sel)).select(
+    frame = _sources_filter(records, sources)
+    loose = relaxed(sel.regex) if sel.regex is not None else None
+    if loose is not None and loose != sel.regex:
+        # A large counted repetition (`.{1,5000}`) leaves the regex engine's fast path: the same pattern with
+        # open repetitions matches every record the exact one does (and more), at full speed, so the exact one
+        # runs only on the few records it keeps (scan/fastregex.py ``relaxed``).
+        frame = frame.filter(pl.col(sel.field).str.contains(loose))
+    return frame.filter(record_condition(sel)).select(
         "file",
         "line",
         "source",

@@ -28,6 +28,7 @@ from datetime import date, datetime, timezone
 import polars as pl
 
 from diagnose import __version__
+from diagnose.bounded import json_loads
 from diagnose.fleet.schema import FORMAT, SCHEMA_VERSION, TABLES, conform, empty
 from diagnose.fleet.store import Store, StoreError
 
@@ -98,7 +99,7 @@ def check_dataset(store: Store, raw: bytes | None = None) -> None:
     if raw is None:
         return
     try:
-        meta = json.loads(raw)
+        meta = json_loads(raw)
     except ValueError as exc:
         raise NotADataset(store.uri(DATASET_FILE), str(exc)) from exc
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -127,7 +128,7 @@ def write_partition(store: Store, partition: Partition, tables: dict[str, pl.Dat
     current = _current_run(store, partition)
     if current is not None and current > run:
         _remove_runs(store, partition, lambda other: other == run)
-        return json.loads(store.get(f"{partition.rel}/{MANIFEST}") or b"{}") or manifest
+        return json_loads(store.get(f"{partition.rel}/{MANIFEST}") or b"{}") or manifest
     store.put(f"{partition.rel}/{MANIFEST}", _json(manifest))
     # Older runs' files go, but only while this run is still the committed one, and never a newer run's
     # (an extraction of the same node still writing).
@@ -138,7 +139,7 @@ def write_partition(store: Store, partition: Partition, tables: dict[str, pl.Dat
 
 def _current_run(store: Store, partition: Partition) -> str | None:
     try:
-        return json.loads(store.get(f"{partition.rel}/{MANIFEST}") or b"null")["run"]
+        return json_loads(store.get(f"{partition.rel}/{MANIFEST}") or b"null")["run"]
     except (ValueError, TypeError, KeyError):
         return None
 
@@ -180,7 +181,7 @@ def open_parts(store: Store, wanted: list[Partition]) -> tuple[list[Part], list[
             broken.append((p, "no manifest"))
             continue
         try:
-            manifest = json.loads(raw)
+            manifest = json_loads(raw)
             tables = manifest["tables"]
         except (ValueError, KeyError, TypeError) as exc:
             broken.append((p, f"unreadable manifest ({exc})"))

@@ -22,6 +22,7 @@ import polars as pl
 
 import msgspec
 
+from diagnose.bounded import json_loads
 from diagnose.messages import messages, words_data, words_from_data
 from diagnose.model import RECORD_SCHEMA, SIGNAL_SCHEMA, Finding, InputFile, Skipped
 from diagnose.model.series import SERIES_SCHEMA
@@ -107,7 +108,7 @@ def _said(words) -> str | None:
 
 
 def _unsaid(text: str | None):
-    return None if text is None else words_from_data(json.loads(text))
+    return None if text is None else words_from_data(json_loads(text))
 
 
 def inputs_frame(inputs: list[InputFile], derived: list[InputFile]) -> pl.DataFrame:

@@ -15,6 +15,8 @@ import os
 import uuid
 from pathlib import Path
 
+from diagnose.bounded import SMALL_FILE, read_capped
+
 
 class StoreError(Exception):
     """The dataset cannot be reached (no such bucket, no fsspec for a URI, a permission): the command says it."""
@@ -83,7 +85,7 @@ class Store:
         try:
             if self.remote:
                 return self.fs.cat_file(f"{self.root}/{rel}")
-            return Path(self.root, rel).read_bytes()
+            return read_capped(Path(self.root, rel), SMALL_FILE)  # a regular file: never a FIFO or a link
         except FileNotFoundError:
             return None
         except Exception as exc:  # noqa: BLE001 - a permission or network failure: say which file

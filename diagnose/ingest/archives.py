@@ -28,7 +28,7 @@ from diagnose.ingest.names import zip_member_name
 from diagnose.ingest.nodes import node_from_path
 from diagnose.model import Skipped, skip
 
-ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip", ".tar.bz2", ".tar.xz", ".tbz2", ".txz")
+ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip", ".tar.bz2", ".tar.xz", ".tbz2", ".txz", ".tar.zst", ".tzst")
 SPOOL_BYTES = 32 * 1024 * 1024
 
 
@@ -40,8 +40,16 @@ def safe_member_name(name: str) -> str:
 
 
 def iter_tar(fh, display: str, node, budget: Budget, ratio: Ratio, nested: int) -> Iterator[SourceFile | Skipped]:
+    """The members of the tar stream ``fh`` (plain, gzip, bzip2, xz or zstd). The stream is decompressed here,
+    not inside tarfile, and every decompressed byte, headers included, is charged to ``ratio`` as it is read: a
+    200 MB member name or pax header that expands from a few hundred kilobytes is a bomb like any other, refused
+    after ``bomb_floor`` bytes, instead of being read whole into memory (it ran for minutes). The members are
+    then read without a ratio of their own (their bytes are already counted)."""
     try:
-        tar = tarfile.open(fileobj=fh, mode="r|*")
+        stream = _decompressed(fh)
+        charged = io.BufferedReader(Metered(stream, budget, ratio, tally=False), buffer_size=1 << 16)
+        tar = tarfile.open(fileobj=charged, mode="r|")
+        ratio = None  # the members' bytes were charged as the stream was read
     except BudgetExceeded as exc:
         yield Skipped(display, exc.reason)
         return
@@ -60,10 +68,14 @@ def iter_tar(fh, display: str, node, budget: Budget, ratio: Ratio, nested: int) 
                 return
             if member is None:
                 return
+            tar.members.clear()  # a stream is read once: the list of every member read so far is never used
             budget.used_members += 1
             if budget.used_members > budget.max_members:
                 yield Skipped(display, skip("too_many_members", n=budget.max_members))
                 return
+            if len(member.name) > MAX_NAME:
+                yield Skipped(display, skip("name_too_long", n=MAX_NAME))
+                continue
             name = safe_member_name(member.name)
             mpath = f"{display}!{name}"
             if member.isdir():
@@ -83,7 +95,48 @@ def iter_tar(fh, display: str, node, budget: Budget, ratio: Ratio, nested: int) 
             pass
 
 
+MAX_NAME = 4096  # characters of a member's name: Linux allows 4096 bytes in a path
+
+
+def _decompressed(fh) -> BinaryIO:
+    """``fh`` decompressed by its magic bytes (gzip, bzip2, xz, zstd), or as it is (a plain tar)."""
+    peek = getattr(fh, "peek", None)
+    if peek is None:
+        fh = io.BufferedReader(fh if isinstance(fh, io.RawIOBase) else _Buffered(fh))
+    head = fh.peek(6)[:6]
+    if head[:2] == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=fh, mode="rb")
+    if head[:3] == b"BZh":
+        import bz2
+        return bz2.BZ2File(fh)
+    if head[:6] == b"\xfd7zXZ\x00":
+        import lzma
+        return lzma.LZMAFile(fh)
+    if head[:4] == b"\x28\xb5\x2f\xfd":
+        import zstandard  # imported here: only a .tar.zst needs it
+        return zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True, closefd=False)
+    return fh
+
+
+class _Buffered(io.RawIOBase):
+    """A stream without ``peek`` (an in-memory file) as a raw stream, for a BufferedReader."""
+
+    def __init__(self, raw):
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self._raw.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
 def iter_zip(zf: zipfile.ZipFile, display: str, node, budget: Budget, ratio: Ratio, nested: int):
+    if overlapping(zf):
+        yield Skipped(display, skip("zip_overlap"))
+        return
     for info in zf.infolist():
         budget.used_members += 1
         if budget.used_members > budget.max_members:
@@ -96,9 +149,23 @@ def iter_zip(zf: zipfile.ZipFile, display: str, node, budget: Budget, ratio: Rat
         if stat.S_ISLNK(info.external_attr >> 16):
             yield Skipped(mpath, skip("archive_link"))
             continue
-        member_ratio = Ratio(max(info.compress_size, 1))
+        member_ratio = Ratio(max(info.compress_size, 1), parent=ratio)
         yield from _member(mpath, name, lambda i=info: zf.open(i), info.file_size, _zip_mtime(info), node, budget,
                            member_ratio, nested)
+
+
+def overlapping(zf: zipfile.ZipFile) -> bool:
+    """Whether two entries of ``zf`` share bytes, or an entry runs into the central directory: the shape of a
+    zip bomb whose many entries all decompress one compressed kernel (each member alone stays under the ratio,
+    together they expand a 225 KB file to gigabytes). An entry takes at least its 30-byte local header and its
+    compressed data, so entries sorted by offset must each begin after the end of the one before."""
+    infos = sorted(zf.infolist(), key=lambda i: i.header_offset)
+    end = 0
+    for info in infos:
+        if info.header_offset < end:
+            return True
+        end = info.header_offset + 30 + info.compress_size
+    return bool(infos) and end > getattr(zf, "start_dir", end)
 
 
 def zip_from_stream(stream: BinaryIO, display: str, node, budget: Budget, ratio: Ratio | None,

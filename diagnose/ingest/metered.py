@@ -9,6 +9,7 @@ memory, and reported instead.
 from __future__ import annotations
 
 import io
+import lzma
 import struct
 import tarfile
 import zipfile
@@ -19,9 +20,16 @@ from typing import BinaryIO, Callable
 from diagnose.ingest.budget import Budget, BudgetExceeded, SkipFile
 from diagnose.model.inputfiles import note, skip
 
+try:
+    from zstandard import ZstdError as _ZstdError
+except ImportError:  # pragma: no cover - a dependency; without it a .tar.zst is skipped as unreadable
+    class _ZstdError(Exception):
+        pass
+
 # What broken archives and compressed streams raise (the stdlib readers differ, and fuzzing found them all).
 ARCHIVE_ERRORS = (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError,
-                  RuntimeError, ValueError, KeyError, IndexError, TypeError, struct.error)
+                  RuntimeError, ValueError, KeyError, IndexError, TypeError, struct.error, lzma.LZMAError,
+                  _ZstdError)
 
 
 @dataclass
@@ -45,11 +53,14 @@ class SourceFile:
 
 class Ratio:
     """Decompressed bytes against compressed bytes for one archive or .gz file. ``compressed`` is the size
-    on disk, or for a stream (standard input) the bytes taken from it so far."""
+    on disk, or for a stream (standard input) the bytes taken from it so far. ``parent``: the archive a zip
+    member belongs to, charged with the member's bytes too, so many members that each stay under the ratio (zip
+    entries that share their compressed data) still add up to a bomb of the archive."""
 
-    def __init__(self, compressed: int | None):
+    def __init__(self, compressed: int | None, parent: Ratio | None = None):
         self.compressed = compressed
         self.out = 0
+        self.parent = parent
 
 
 class Counted(io.RawIOBase):
@@ -74,9 +85,10 @@ class Metered(io.RawIOBase):
     """A read-only stream that charges the budget and stops bombs and truncation cleanly."""
 
     def __init__(self, raw: BinaryIO, budget: Budget, ratio: Ratio | None, owner: SourceFile | None = None,
-                 limit: int | None = None):
+                 limit: int | None = None, tally: bool = True):
         self._raw, self._budget, self._ratio, self._owner = raw, budget, ratio, owner
         self._count = 0
+        self._tally = tally  # False: charge only the ratio (a tar stream, whose members charge the rest)
         self._limit = limit  # a file still being written is read up to its size when the walk saw it
 
     def readable(self) -> bool:
@@ -100,6 +112,8 @@ class Metered(io.RawIOBase):
                 n = len(data)
                 buffer[:n] = data
         except ARCHIVE_ERRORS as exc:
+            if not self._tally:  # a tar stream's meter: the member being read (or the walk) says what failed
+                raise
             # A device that fails (EIO) or a truncated or corrupt compressed stream: keep what was read, say so.
             if self._owner is not None:
                 if isinstance(exc, OSError) and exc.errno is not None:
@@ -107,19 +121,29 @@ class Metered(io.RawIOBase):
                 else:
                     self._owner.note = note("truncated", n=self._count, error=str(exc))
             return 0
+        if n == 0 and self._limit is not None and self._count < self._limit and self._owner is not None:
+            # Shorter than when the walk listed it: cut while read (a rotation, a truncation), read in part.
+            self._owner.note = self._owner.note or note("shrank", n=self._count, size=self._limit)
         self._count += n
+        if not self._tally:
+            self._charge_ratio(n)
+            return n
         self._budget.charge(n)
         if self._count > self._budget.max_file_bytes:
             raise BudgetExceeded(skip("file_limit", n=self._budget.max_file_bytes))
         if self._budget.used_bytes > self._budget.max_total_bytes:
             raise BudgetExceeded(skip("total_limit", n=self._budget.max_total_bytes))
-        if self._ratio is not None and self._ratio.compressed:
-            self._ratio.out += n
-            if (self._ratio.out > self._budget.bomb_floor
-                    and self._ratio.out > self._ratio.compressed * self._budget.max_ratio):
-                raise BudgetExceeded(skip("bomb", ratio=self._budget.max_ratio, n=self._ratio.compressed,
-                                          out=self._ratio.out))
+        self._charge_ratio(n)
         return n
+
+    def _charge_ratio(self, n: int) -> None:
+        ratio = self._ratio
+        while ratio is not None:
+            if ratio.compressed:
+                ratio.out += n
+                if ratio.out > self._budget.bomb_floor and ratio.out > ratio.compressed * self._budget.max_ratio:
+                    raise BudgetExceeded(skip("bomb", ratio=self._budget.max_ratio, n=ratio.compressed, out=ratio.out))
+            ratio = ratio.parent
 
     def close(self) -> None:
         try:

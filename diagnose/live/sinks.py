@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Callable
 
+from diagnose.bounded import json_loads
 from diagnose.live.faults import to_fault
 from diagnose.messages import messages
 from diagnose.model.live import LiveEvent
@@ -73,7 +74,7 @@ def _tail_events(path: Path, after: int) -> set[tuple[str, str]]:
     found = set()
     for raw in lines:
         try:
-            item = json.loads(raw)
+            item = json_loads(raw)  # bounded: a line nested 100,000 deep is no event, not a RecursionError
         except ValueError:
             continue
         if isinstance(item, dict) and isinstance(item.get("seq"), int) and item["seq"] > after:

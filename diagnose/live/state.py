@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from diagnose.bounded import REPORT_BYTES, json_loads, read_capped
 from diagnose.writer import write_file
 
 VERSION = 1
@@ -34,19 +35,21 @@ def default_folder() -> Path:
 
 
 def load(folder: Path) -> dict:
-    """The saved state, or an empty one (a missing, unreadable or older-version file starts afresh)."""
+    """The saved state, or an empty one (a missing, unreadable or older-version file starts afresh). Read within
+    the bounds of diagnose/bounded.py: a FIFO, a link or a device in the state file's place, or JSON nested past
+    the depth limit, is no state (never waited on, followed or read without end)."""
     path = folder / STATE_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError):
+        data = json_loads(read_capped(path, REPORT_BYTES), str(path))
+    except (OSError, ValueError):  # missing, not a regular file, too large, not JSON
         return {}
     return data if isinstance(data, dict) and data.get("version") == VERSION else {}
 
 
 def save(folder: Path, state: dict) -> None:
-    write_file(folder / STATE_FILE, json.dumps({**state, "version": VERSION}, separators=(",", ":")), "--state")
+    # The state file is ours: whatever stands in its place (a FIFO, a link) is replaced, never written through.
+    write_file(folder / STATE_FILE, json.dumps({**state, "version": VERSION}, separators=(",", ":")), "--state",
+               through_special=False)
 
 
 def prepare(folder: Path) -> Path:

@@ -24,6 +24,12 @@ def skip(key: str, /, **values) -> Phrase:
     return Phrase(f"skip.{key}", **values)
 
 
+def file_type(code: str) -> Phrase:
+    """A kind of file in words, for a reason's ``{what}``: a code of diagnose/bounded.py ``KIND_WORDS``
+    (``fifo``, ``symlink``, ``other``: another file than the one listed)."""
+    return Phrase(f"skip.what.{code}")
+
+
 def note(key: str, /, **values) -> Phrase:
     """A note on a file that was read: ``note("truncated", n=..., error=...)``."""
     return Phrase(f"input_note.{key}", **values)

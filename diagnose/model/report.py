@@ -169,6 +169,16 @@ class Gate(msgspec.Struct, kw_only=True):
     unrecognised: bool = False  # errors no rule explains fail the run
 
 
+class SlowRule(msgspec.Struct, kw_only=True):
+    """A rule that took longer than its time budget (diagnose/engine/run.py ``RULE_SECONDS``): the run names it
+    instead of only being slow (a user's ``.{1,5000}`` on long lines ran for minutes)."""
+
+    rule: str
+    path: str
+    seconds: float
+    budget: float
+
+
 class Document(msgspec.Struct, kw_only=True):
     """The JSON report (``--format json``): stable, fields only ever added."""
 
@@ -187,6 +197,7 @@ class Document(msgspec.Struct, kw_only=True):
     findings_new: int | Unset = UNSET  # with a findings baseline (--baseline report.json)
     suppressed: list[Suppressed] = msgspec.field(default_factory=list)
     gate: Gate | Unset = UNSET  # whether the run fails and why: the exit code follows it
+    slow_rules: list[SlowRule] | Unset = UNSET  # rules over their time budget (none: left out)
 
 
 class Report(msgspec.Struct, kw_only=True):
@@ -207,6 +218,7 @@ class Report(msgspec.Struct, kw_only=True):
     findings_new: int | None = None
     suppressed: list[Suppressed] = msgspec.field(default_factory=list)
     gate: Gate | None = None
+    slow_rules: list[SlowRule] = msgspec.field(default_factory=list)
     # Not in the JSON report:
     rules_checked: list[RuleInfo] = msgspec.field(default_factory=list)  # every rule that ran, catalog order
     signals: Any = None  # pl.DataFrame | None: for curve-drawing renderers (html)
@@ -238,6 +250,7 @@ class Report(msgspec.Struct, kw_only=True):
             derived=self.derived or UNSET, coverage=self.coverage if self.coverage is not None else UNSET,
             findings_new=self.findings_new if self.findings_new is not None else UNSET, suppressed=self.suppressed,
             gate=self.gate if self.gate is not None else UNSET,
+            slow_rules=self.slow_rules or UNSET,
         )
 
 

@@ -118,7 +118,8 @@ def _untuned(key: tuple[str, tuple[str, ...]]) -> ScanPlan:
     one parses a hundred patterns: a tenth of a second per kind, on every small run)."""
     name = hashlib.sha256("\0".join([key[0], *key[1]]).encode()).hexdigest()
     stored = _plan_store().get(name)
-    if isinstance(stored, list) and len(stored) == 3:
+    if (isinstance(stored, list) and len(stored) == 3  # the cache folder is not trusted (diagnose/cache.py)
+            and all(isinstance(part, list) and all(isinstance(p, str) for p in part) for part in stored)):
         return ScanPlan(*(tuple(part) for part in stored))
     found = plan([key[0], *key[1]])
     _plan_store().put(name, [list(found.always), list(found.candidates), list(found.confirm)])

@@ -24,7 +24,9 @@ from diagnose.engine.selection import RuleKey, is_selected
 from diagnose.analysis.gate import UNRECOGNISED_ID, UNRECOGNISED_NAME, decide
 from diagnose.ingest.reread import read_lines
 from diagnose.ingest.walk import iter_sources
-from diagnose.model import SEVERITY_RANK, Comparison, Finding, NothingAnalysed, Report, Signature, Suppressed
+from diagnose.model import (
+    SEVERITY_RANK, Comparison, Finding, NothingAnalysed, Report, Signature, SlowRule, Suppressed,
+)
 from diagnose.parsers import registry
 from diagnose.pipeline.reading import STAMP_COLUMNS, Parsed, Progress, read_sources
 from diagnose.pipeline.settings import Settings
@@ -51,6 +53,7 @@ class Run:
     unrecognised: tuple[list[Signature], int, int | None] = ([], 0, None)
     suppressed: list[Suppressed] = field(default_factory=list)  # by the configuration, with reasons
     findings_new: int | None = None  # with a findings baseline: how many findings are new
+    slow_rules: list[SlowRule] = field(default_factory=list)  # rules over their time budget (engine/run.py)
 
 
 @dataclass(frozen=True)
@@ -204,7 +207,7 @@ def _validate(run: Run) -> None:
 def _rules(run: Run) -> None:
     p = run.parsed
     run.findings, errors = run_rules(run.rules, p.records, p.signals, run.settings.lang, p.texts, p.series,
-                                     read_back=read_lines)
+                                     read_back=read_lines, slow=run.slow_rules)
     run.errors.extend(errors)
     run.selected = selected_rows([f.rule_id for f in run.findings], run.rules, p.records, p.signals)
 
@@ -357,6 +360,7 @@ def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings
         timeline=run.timeline,
         suppressed=run.suppressed,
         findings_new=run.findings_new,
+        slow_rules=run.slow_rules,
     )
     report.gate = decide(report, settings.gate)
     return report

@@ -21,6 +21,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from diagnose.bounded import json_loads
 from diagnose.preflight.flag_values import flag_name, read_fraction, read_int, read_length, read_object
 
 
@@ -270,7 +271,7 @@ def _spec_tokens(read: _Reader, value: Any, cli: bool) -> int | None:
 def parse_mindie_config(text: str, source: str = "MindIE config.json", npus: int | None = None) -> Launch:
     launch = Launch(engine="mindie", source=source)
     try:
-        data = json.loads(text)
+        data = json_loads(text)
     except ValueError as exc:
         launch.problems.append(f"{source}: not valid JSON ({exc})")
         return launch

@@ -9,12 +9,12 @@ split across ranks (``tp``: tensor-parallel, ``moe``: experts over the expert-pa
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+from diagnose.bounded import json_loads
 
 CONFIG = "config.json"
 INDEX = "model.safetensors.index.json"
@@ -108,7 +108,7 @@ def _read_json(path: Path, card: ModelCard) -> Any:
 
 def parse_json(text: str, name: str, card: ModelCard) -> Any:
     try:
-        return json.loads(text)
+        return json_loads(text)
     except ValueError as exc:
         card.problems.append(f"{name}: not valid JSON ({exc})")
         return None

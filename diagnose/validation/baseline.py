@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import json
-import tomllib
 from pathlib import Path
 from typing import Any, Callable
 
+from diagnose.bounded import REPORT_BYTES, SMALL_FILE, Malformed, json_loads, read_capped, toml_loads
 from diagnose.validation.tolerances import QUANT_IN_NAME, SETUP_METRICS, Baseline, group_of, metric_rows, quant_policy
 
 
@@ -21,8 +20,8 @@ def load_baseline(path: str, read_run: ReadRun | None = None) -> Baseline:
         return _toml_baseline(p)
     if p.is_file() and p.suffix.lower() == ".json":
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
+            data = json_loads(read_capped(p, REPORT_BYTES, follow=True))
+        except (OSError, ValueError):
             data = None
         if isinstance(data, dict) and "findings" in data and "inputs" in data:
             rows = [{"metric": r["metric"], "scope": r.get("scope") or "", "value": r.get("this"), "tol": None}
@@ -42,8 +41,8 @@ def load_baseline(path: str, read_run: ReadRun | None = None) -> Baseline:
 
 def _toml_baseline(p: Path) -> Baseline:
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = toml_loads(read_capped(p, SMALL_FILE, follow=True).decode("utf-8"), "invalid TOML")
+    except (OSError, UnicodeDecodeError, Malformed) as exc:
         return Baseline([], "toml", errors=[f"baseline {p}: {exc}"])
     base = Baseline([], "toml")
     tol = data.get("tolerance", {})

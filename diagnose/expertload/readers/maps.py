@@ -14,11 +14,11 @@ A map written by the record path is rewritten after each EPLB cycle; copies coll
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import polars as pl
 
+from diagnose.bounded import json_loads
 from diagnose.expertload.readers.base import MAX_EXPERTS, MAX_JSON_BYTES, MAX_LAYERS, MAX_RANKS, MAX_SLOTS, refuse
 from diagnose.ingest.metered import SourceFile
 from diagnose.model.expertload import Refused
@@ -112,7 +112,7 @@ def read_map(src: SourceFile, n_routed: int | None = None, dangling: int | None 
     if (src.size or 0) > MAX_JSON_BYTES:
         return refuse(src.path, "too_big", max=MAX_JSON_BYTES)
     try:
-        data = json.loads(src.read().decode("utf-8", errors="replace"))
+        data = json_loads(src.read())  # bounded: depth, digits, non-finite numbers (diagnose/bounded.py)
         if not isinstance(data, dict) or "layer_list" not in data:
             return None  # some other JSON: not a map at all
         layers = sorted(data["layer_list"], key=lambda x: int(x.get("layer_id", 0)))

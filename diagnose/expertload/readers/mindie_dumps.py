@@ -18,13 +18,13 @@ refused with the first offending line; a last line cut short (a write in progres
 from __future__ import annotations
 
 import io
-import json
 import os
 from typing import Any
 
 import polars as pl
 import regex
 
+from diagnose.bounded import json_loads
 from diagnose.expertload.readers.base import FIRST_LINE_BYTES, MAX_JSON_BYTES, MAX_LAYERS, MAX_SLOTS, refuse
 from diagnose.ingest.metered import SourceFile
 from diagnose.model.expertload import Refused
@@ -124,7 +124,7 @@ def read_config(src: SourceFile) -> dict[str, int] | None:
     if (src.size or 0) > MAX_JSON_BYTES:
         return None
     try:
-        data = json.loads(src.read().decode("utf-8", errors="replace"))
+        data = json_loads(src.read())  # bounded: depth, digits, non-finite numbers (diagnose/bounded.py)
         top_k = data.get("num_of_selected_experts")
         out = {"num_moe_layers": int(data["num_moe_layers"]), "num_of_experts": int(data.get("num_of_experts") or 0),
                "num_dangling_shared_experts": int(data.get("num_dangling_shared_experts") or 0),

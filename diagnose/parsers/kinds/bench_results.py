@@ -14,13 +14,13 @@ pair up, and a folder with several tests keeps them apart.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any
 
 import polars as pl
 
+from diagnose.bounded import json_loads, json_raw_decode, unpaired_surrogates
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.kinds.bench_console import summary_signals
 from diagnose.parsers.lineframe import FileContext
@@ -122,17 +122,18 @@ def json_documents(text: str) -> list[tuple[int, Any]]:
     if not stripped or stripped[0] not in "[{":
         return []
     try:
-        return [(text[: len(text) - len(text.lstrip())].count("\n") + 1, json.loads(stripped))]
+        return [(text[: len(text) - len(text.lstrip())].count("\n") + 1, json_loads(stripped))]
     except ValueError:
         pass
-    out, pos, dec = [], 0, json.JSONDecoder()
+    out, pos = [], 0
+    text = unpaired_surrogates(text)  # (same length: positions agree)
     while pos < len(text):
         while pos < len(text) and text[pos] in " \t\r\n":
             pos += 1
         if pos >= len(text):
             break
         try:
-            obj, end = dec.raw_decode(text, pos)
+            obj, end = json_raw_decode(text, pos)
         except ValueError:
             break
         out.append((text.count("\n", 0, pos) + 1, obj))

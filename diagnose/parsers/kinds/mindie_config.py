@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from diagnose.bounded import json_loads
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.lineframe import FileContext
 from diagnose.parsers.kind import Location, SourceKind
@@ -93,14 +94,14 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
 
 def _load(text: str) -> Any:
     try:
-        return json.loads(text)
+        return json_loads(text)
     except ValueError:
         pass
     # Lenient: drop // comments outside strings and trailing commas (configs pasted from guides).
     stripped = re.sub(r'(?m)^((?:[^"\n/]|"(?:[^"\\\n]|\\.)*"|/(?!/))*)//.*$', r"\1", text)
     stripped = re.sub(r",(\s*[}\]])", r"\1", stripped)
     try:
-        return json.loads(stripped)
+        return json_loads(stripped)
     except ValueError:
         return None
 
@@ -143,7 +144,7 @@ def _scan_lines(lines: pl.DataFrame) -> list[tuple[tuple, Any, int | None]]:
     out = []
     for ln, k, v in pairs.iter_rows():
         try:
-            value = json.loads(v)
+            value = json_loads(v)
         except ValueError:
             value = v
         out.append(((k,), value, ln))
@@ -228,7 +229,7 @@ def _plugin_params(value: Any) -> dict:
         return value
     if isinstance(value, str):
         try:
-            parsed = json.loads(value)
+            parsed = json_loads(value)
             return parsed if isinstance(parsed, dict) else {}
         except ValueError:
             found = re.search(r"plugin_type\W+(\w+)", value)

@@ -3,11 +3,11 @@ signals frames, cell cleaning and number formatting."""
 
 from __future__ import annotations
 
-import json
 import re
 
 import polars as pl
 
+from diagnose.bounded import Malformed, json_loads
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.lineframe import FileContext
 
@@ -183,11 +183,11 @@ def whole_json(lines: pl.DataFrame):
     if not body:
         return None, "empty", text
     try:
-        return json.loads(body), None, text
-    except json.JSONDecodeError as exc:
+        return json_loads(body), None, text
+    except Malformed as exc:
         closed = (body[0] == "[" and body.endswith("]")) or (body[0] == "{" and body.endswith("}"))
         why = "invalid JSON" if closed else "truncated (the JSON is not closed)"
-        return None, f"{why}: {exc.msg} at line {exc.lineno} column {exc.colno}", text
+        return None, f"{why}: {exc.detail}", text
 
 
 def engine_label(ctx: FileContext) -> str:

@@ -6,12 +6,14 @@ a block decodes at once, or plain objects with the same fields when the standard
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 
 import msgspec
 
+from diagnose.bounded import Malformed, clean_text, json_raw_decode
+
 MAX_TEXT = 4000  # characters of an event's text kept for a record (evidence), not the whole line of a one-line trace
-_STDLIB = json.JSONDecoder()
 
 
 class _Args(msgspec.Struct, gc=False):
@@ -94,8 +96,8 @@ def find_event(data: bytes, event) -> str | None:
                 break
             window = data[s:s + (1 << 16)].decode("utf-8", errors="replace")
             try:
-                obj, end = _STDLIB.raw_decode(window)
-            except json.JSONDecodeError:
+                obj, end = json_raw_decode(window)
+            except Malformed:
                 continue
             if isinstance(obj, dict) and obj.get("ts") == event.ts and as_text(obj.get("name")) == event.name:
                 return clip(window[:end])
@@ -124,7 +126,9 @@ class _Loose:
 def from_dict(e: dict) -> _Loose:
     out = _Loose()
     out.ph, out.name, out.pid = as_text(e.get("ph")), as_text(e.get("name")), as_text(e.get("pid"))
-    out.ts, out.dur = e.get("ts"), number(e.get("dur"))
+    ts = e.get("ts")
+    out.ts = clean_text(ts) if isinstance(ts, str) else ts if isinstance(ts, (int, float)) else None
+    out.dur = number(e.get("dur"))
     args = e.get("args")
     out.args = _LooseArgs(as_text(args.get("Task Type")), as_text(args.get("name"))) if isinstance(args, dict) else _NO_ARGS
     return out
@@ -141,23 +145,26 @@ _NO_ARGS = _LooseArgs(None, None)
 
 
 def as_text(v) -> str | None:
-    """A JSON value as text, as a JSON path match gives it: strings as they are, anything else as its JSON."""
-    if v is None or isinstance(v, str):
+    """A JSON value as text, as a JSON path match gives it: strings as they are (lone surrogates as U+FFFD),
+    anything else as its JSON (clipped: an event's nested values can be large)."""
+    if v is None:
         return v
+    if isinstance(v, str):
+        return clean_text(v)
     if type(v) is int:
         return str(v)
-    return json.dumps(v, ensure_ascii=False)
+    return clip(clean_text(json.dumps(v, ensure_ascii=False)))
 
 
 def number(v) -> float | None:
+    """A finite float, or None (a 400-digit integer, ``1e400``, ``NaN`` or text that is no number)."""
     if v is None or isinstance(v, bool):
         return None
-    if isinstance(v, (int, float)):
-        return float(v)
     try:
-        return float(str(v).strip())
-    except ValueError:
+        out = float(v) if isinstance(v, (int, float)) else float(str(v)[:64].strip())
+    except (ValueError, OverflowError):
         return None
+    return out if math.isfinite(out) else None
 
 
 def clip(text: str) -> str:

@@ -18,12 +18,12 @@ layout (pretty-printed) locates every event in the block.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import BinaryIO, Iterator
 
 import msgspec
 
+from diagnose.bounded import Malformed, json_raw_decode
 from diagnose.parsers.kinds.profiling.traceevents import (
     EVENTS, RAW, EventBlock, TraceScan, clip, find_event, from_dict, make_block,
 )
@@ -34,7 +34,9 @@ _BOUNDARY_TEXT = re.compile(r"\}\s*,\s*\{")
 _NEXT_LINE_EVENT = re.compile(r"\n[ \t]*\{")
 _WS = b" \t\r\n"
 _RETRIES = 3  # earlier cuts tried when a block does not decode, before reading it event by event
-_STDLIB = json.JSONDecoder()
+# One event, or one member of the object before ``traceEvents``, longer than this is passed over unread (counted
+# as an event that could not be read) instead of growing the buffer to hold it: real events are under a kilobyte.
+MAX_EVENT_BYTES = 16 * 1024 * 1024
 _FAIL = object()
 
 
@@ -160,13 +162,13 @@ class _Reader:
             text = raw.decode("utf-8", errors="replace")
             whole = window >= have and self.eof
             try:
-                obj, end = _STDLIB.raw_decode(text)
-            except json.JSONDecodeError:
+                obj, end = json_raw_decode(text)
+            except Malformed:
                 obj, end = _FAIL, -1
             if obj is not _FAIL and (end < len(text) or whole):  # a number cut by the window end is not whole
                 self.advance(self.pos + len(text[:end].encode("utf-8")))
                 return obj
-            if whole or (not allow_big and window > 64 * self.block):
+            if whole or window > (MAX_EVENT_BYTES if allow_big else min(64 * self.block, MAX_EVENT_BYTES)):
                 return _FAIL
             window *= 4
 
@@ -183,6 +185,9 @@ class _Reader:
                 return
             cuts = self.cuts()
             if not cuts:
+                if not self.eof and len(self.buf) - self.pos > MAX_EVENT_BYTES:
+                    self.pass_over()  # one event longer than any real one: not held
+                    continue
                 if not self.eof:  # one event longer than the buffer: read on
                     self.fill(2 * (len(self.buf) - self.pos) + self.block)
                     continue
@@ -221,12 +226,28 @@ class _Reader:
 
     # --- decoding -------------------------------------------------------------------------------------
 
+    def pass_over(self) -> None:
+        """Skip the event at ``pos`` (longer than ``MAX_EVENT_BYTES``) up to the next boundary between events,
+        reading on block by block and holding only a block; counted as an event that could not be read."""
+        self.scan.bad += 1
+        self.scan.first_bad = self.scan.first_bad or self.line
+        while True:
+            m = _BOUNDARY.search(self.buf, self.pos)
+            if m is not None:
+                self.advance(m.end() - 1)
+                return
+            if self.eof:
+                self.advance(len(self.buf))
+                return
+            self.advance(max(self.pos, len(self.buf) - 64))  # a boundary may straddle two blocks
+            self.fill(self.block)
+
     def fast(self, cut: int) -> EventBlock | None:
         body = memoryview(self.buf)[self.pos:cut]
         data = b"".join((b"[", body, b"]"))
         try:
             events = EVENTS.decode(data)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):  # then read event by event
             return None
         n = len(events)
         first = self.line
@@ -301,13 +322,15 @@ class _Reader:
                 i += 1
                 break
             try:
-                obj, j = _STDLIB.raw_decode(text, i)
-            except json.JSONDecodeError:
+                obj, j = json_raw_decode(text, i)
+            except Malformed:
                 nxt = self._resync(text, i)
                 if nxt is None:
-                    if not final:  # garbage up to the cut
+                    closed = final and text.rstrip(" \t\r\n").endswith("]")
+                    if not final or closed:  # garbage up to the cut, or a last event that no decoder reads
                         scan.bad += 1
                         scan.first_bad = scan.first_bad or line
+                        scan.closed = scan.closed or closed
                     break  # final: a truncated last event (or garbage to the end)
                 scan.bad += 1
                 scan.first_bad = scan.first_bad or line
