@@ -160,7 +160,7 @@ def test_the_safe_formatter_fills_holes_only_with_small_widths():
     assert fill("{share:.1000000f}", values) == f"{1.5:.{MAX_PRECISION}f}"
     assert fill("{count.__class__} {count[0]} {count!r}", values) == "{count.__class__} {count[0]} {count!r}"
     assert fill("{count:{count}}", values) == "{count:3}"  # no nested spec: the inner hole only
-    assert fill("{missing} {missing|count} {share} {where:>8}", values) == "? 3 1.5   node-0"
+    assert fill("{missing} {missing|count} {share} {where:>8}", values) == " 3 1.5   node-0"  # an unknown value is never printed as ?
     assert fill("{count:,>99999999999999999999}", values) == "," * (MAX_WIDTH - 1) + "3"
     assert fill("{count:%Y}", values) == "3"  # a spec the value does not take: the value as it is
 
