@@ -75,6 +75,7 @@ def fleet_json(dataset: str, tmp: Path, *more: str) -> tuple[int, dict, str]:
     return code, json.loads((tmp / "fleet.json").read_text()), err
 
 
+@pytest.mark.slow  # a whole bundle extracted per node and judged again: ~50 s of CPU
 def test_extract_then_fleet_agrees_with_one_run(fleet_bundle: Path, single_run, tmp_path: Path):
     one, one_load = single_run
     dataset = str(tmp_path / "ds")
@@ -177,6 +178,7 @@ def test_a_manifest_naming_a_missing_file_is_half_written(two_nodes: Path, tmp_p
     assert "node=node-0" in entry["path"] and "missing records-" in entry["reason"]
 
 
+@pytest.mark.slow  # eight extractions racing on one dataset
 def test_concurrent_extractions_never_corrupt_the_dataset(fleet_bundle: Path, tmp_path: Path):
     from diagnose.fleet.runs import extract_node
     from diagnose.fleet.store import Store
