@@ -18,16 +18,16 @@ The sentence for the reports is a phrase every format says in its own language (
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from diagnose.messages import Joined, Phrase, Words
 from diagnose.model import Coverage, Finding, InputFile, Report, Skipped, Status, Unread
+from diagnose.model.timewindow import TimeWindow
 
 COMPLETE, PARTIAL, NOTHING = Status.COMPLETE, Status.PARTIAL, Status.NOTHING
 
 
-def window_span(window: dict[str, Any] | None) -> Phrase:
-    since, until = (window or {}).get("since"), (window or {}).get("until")
+def window_span(window: TimeWindow | None) -> Phrase:
+    since, until = (window.since, window.until) if window else (None, None)
     if since and until:
         return Phrase("coverage.span", since=_when(since), until=_when(until))
     return Phrase("coverage.span_since", since=_when(since)) if since else Phrase("coverage.span_until", until=_when(until))
@@ -38,9 +38,8 @@ def _when(ts: datetime | None) -> str:
 
 
 def assess(inputs: list[InputFile], derived: list[InputFile], skipped: list[Skipped], findings: list[Finding],
-           window: dict[str, Any] | None = None, roots: list[str] | None = None) -> Coverage:
-    """``Report.coverage``. ``window``: dated records before and after --since/--until (``dated``, ``kept``,
-    ``first``, ``last``, ``since``, ``until``); ``roots``: the paths given, to tell named files from files
+           window: TimeWindow | None = None, roots: list[str] | None = None) -> Coverage:
+    """``Report.coverage``. ``window``: dated records before and after --since/--until; ``roots``: the paths given, to tell named files from files
     found inside a folder or archive."""
     not_read = [s for s in skipped if not s.by_design]
     in_part = [i for i in inputs if i.incomplete]
@@ -77,9 +76,9 @@ def _nothing(inputs, derived, skipped, findings, window, roots) -> Words | None:
         return Phrase("coverage.all_empty", files=Phrase("coverage.files", n=len(inputs)))
     # A window past every dated line analysed nothing, unless undated inputs (configuration files, profiler
     # tables) still gave findings: those stand, and the report does not say it looked at nothing.
-    if window and window.get("dated") and not window.get("kept") and not findings:
-        return Phrase("coverage.window", window=window_span(window), first=_when(window.get("first")),
-                      last=_when(window.get("last")))
+    if window and window.dated and not window.kept and not findings:
+        return Phrase("coverage.window", window=window_span(window), first=_when(window.first),
+                      last=_when(window.last))
     named = set(roots or []) | {"<stdin>"}
     if (not facts and not findings and inputs and all(i.kind == "unknown" for i in inputs)
             and any(i.path not in named for i in inputs)):

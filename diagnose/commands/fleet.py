@@ -123,7 +123,7 @@ def judge_and_report(dataset, since=None, until=None, cluster=None, expect=(), e
         configured.fail(str(exc))
     report = judge_fleet(fleet, settings, rules, rule_errors, filters_for(rules))
     colored = fmt == "text" and use_color(color_choice(color, no_color), to_file=bool(output))
-    opts = dict(lang=settings.lang, paths=fleet.parsed.extra.get("roots", []), fail_on=fail_on, catalog=rules,
+    opts = dict(lang=settings.lang, paths=fleet.parsed.roots, fail_on=fail_on, catalog=rules,
                 allow_empty=allow_empty, allow_partial=allow_partial)
     text = render(fmt, report, color=colored, width=width(to_file=bool(output)), **opts)
     failed = deliver(report, render, fmt=fmt, output=output, extras=extras, quiet=quiet, main_text=text, opts=opts,

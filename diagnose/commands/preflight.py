@@ -104,7 +104,7 @@ def derive_facts(parsed, inputs, skipped, facts_path: str, text: str, origins) -
     parsed.inputs = inputs
     parsed.skipped = skipped + parsed.skipped
     first = len(text.splitlines()) - len(origins) + 1
-    add_origins(parsed.extra.setdefault("origins", {}), facts_path,
+    add_origins(parsed.origins, facts_path,
                    [o or ("--serve-cmd", 1) for o in origins], first_line=first)
 
 

@@ -59,7 +59,7 @@ def read_node(paths: list[str], settings: Settings, filters: RuleFilters, node: 
 
     quoting = dataclasses.replace(filters, quote_signal_lines=True)
     parsed = gather(named(iter_sources(paths, settings.budget)), settings, quoting, progress)
-    parsed.extra["roots"] = list(paths)
+    parsed.roots = list(paths)
     return NodeRead(parsed, bool(dumps))
 
 
@@ -67,7 +67,7 @@ def judge(parsed: Parsed, rules: list, rule_errors: list[str], settings: Setting
           progress: Progress | None = None) -> Report:
     """The passes across files and nodes, the window, then the judge (what ``diagnose PATH...`` runs after
     reading). ``parsed`` is left as it was: the stages work on a copy."""
-    run = dataclasses.replace(parsed, errors=list(parsed.errors), extra=dict(parsed.extra),
+    run = dataclasses.replace(parsed, errors=list(parsed.errors), origins=dict(parsed.origins), roots=list(parsed.roots),
                               inputs=list(parsed.inputs), skipped=list(parsed.skipped), derived=list(parsed.derived))
     complete(run, settings, filters)
     return diagnose(run, rules, rule_errors, settings, filters, progress)
@@ -83,7 +83,7 @@ def to_tables(parsed: Parsed) -> dict[str, pl.DataFrame]:
         "inputs": schema.inputs_frame(parsed.inputs, parsed.derived),
         "skipped": schema.skipped_frame(parsed.skipped),
         "errors": schema.errors_frame(parsed.errors),
-        "origins": schema.origins_frame(parsed.extra.get("origins")),
+        "origins": schema.origins_frame(parsed.origins),
     }
 
 
@@ -123,6 +123,6 @@ def from_parts(parts: list[Part], unread: list[Skipped]) -> Parsed:
         derived=derived,
     )
     if origins:
-        parsed.extra["origins"] = origins
-    parsed.extra["roots"] = [root for p in parts for root in p.manifest.get("roots", [])]
+        parsed.origins = origins
+    parsed.roots = [root for p in parts for root in p.manifest.get("roots", [])]
     return parsed

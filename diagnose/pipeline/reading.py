@@ -15,7 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Iterable, NamedTuple, Protocol
+from typing import Any, Iterable, NamedTuple, Protocol
 
 import polars as pl
 
@@ -30,7 +30,9 @@ from diagnose.parsers.lineframe import FileContext, raw_lines_frame
 from diagnose.pipeline.batches import SmallFiles, mtime_of
 from diagnose.pipeline.chunks import STAMP_COLUMNS, Selected, empty_stamps, parse_chunk, split
 from diagnose.pipeline.settings import Settings
+from diagnose.model.derived import Origins
 from diagnose.model.series import empty_series
+from diagnose.model.timewindow import TimeWindow
 
 
 
@@ -103,7 +105,11 @@ class Parsed:
     series: pl.DataFrame | None = None  # every periodic metric row, compact (diagnose/model/series.py)
     stamps: pl.DataFrame | None = None  # STAMP_COLUMNS (+ text) of lines kept only for their signals, until dated
     files: pl.DataFrame | None = None  # file, mtime: for dating
-    extra: dict = field(default_factory=dict)  # what a stage hands a later one (the preflight tap, origins)
+    # What a stage hands a later one:
+    tap: Any = None  # the preflight tap (diagnose/preflight/tap.py) until its facts are derived
+    origins: Origins = field(default_factory=dict)  # derived file -> its lines' places in the real files
+    window: TimeWindow | None = None  # dated records before and after --since/--until
+    roots: list[str] = field(default_factory=list)  # the named files and bundles (coverage)
     derived: list[InputFile] = field(default_factory=list)  # inputs the run wrote itself (not files read)
 
 

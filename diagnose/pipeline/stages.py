@@ -33,6 +33,7 @@ from diagnose.pipeline.settings import Settings
 from diagnose.analysis.rank import rank_findings
 from diagnose.analysis.timeline_events import timeline_frame
 from diagnose.pipeline.dating import date_records, redate
+from diagnose.model.timewindow import TimeWindow
 
 
 @dataclass
@@ -94,7 +95,7 @@ def _derived_inputs(run: Run) -> None:
     """Preflight facts from the model files, launch scripts and ``non-default args`` lines the read stage
     tapped (diagnose/preflight/tap.py)."""
     p = run.parsed
-    tap = p.extra.pop("tap", None)
+    tap, p.tap = p.tap, None
     if tap is None:
         return
     seen = pl.concat([p.records.select("file", "line", "message"), p.texts.select("file", "line", "message")])
@@ -102,7 +103,7 @@ def _derived_inputs(run: Run) -> None:
     p.records = pl.concat([p.records, *records], how="vertical_relaxed")
     p.signals = pl.concat([p.signals, *signals], how="vertical_relaxed")
     p.derived += inputs
-    p.extra.setdefault("origins", {}).update(origins)
+    p.origins.update(origins)
 
 
 def _bundle_pass(kind: str, bundle_pass) -> Stage:
@@ -125,8 +126,8 @@ def _window(run: Run) -> None:
     dated = p.records.select(n=pl.col("ts").count(), first=pl.col("ts").min(), last=pl.col("ts").max()).row(0)
     p.records, p.signals, p.series = p.records.filter(cond), p.signals.filter(cond), p.series.filter(cond)
     # A window that leaves no dated record analysed nothing (diagnose/analysis/coverage.py).
-    p.extra["window"] = {"dated": dated[0], "kept": p.records["ts"].count(), "first": dated[1], "last": dated[2],
-                         "since": s.since, "until": s.until}
+    p.window = TimeWindow(dated=dated[0], kept=p.records["ts"].count(), first=dated[1], last=dated[2],
+                          since=s.since, until=s.until)
 
 
 def node_stages() -> list[Stage]:
@@ -164,7 +165,7 @@ def gather(sources: Iterable, settings: Settings, filters: RuleFilters, progress
     if progress is not None:
         progress.phase("parsing")  # dating, the preflight facts, the cross-file passes
     if tap is not None:
-        parsed.extra["tap"] = tap
+        parsed.tap = tap
     run = Run(settings, filters, [], [], parsed)
     for stage in node_stages():
         _guarded(stage, run, parsed.errors)
@@ -186,7 +187,7 @@ def read(sources: Iterable, settings: Settings, filters: RuleFilters, progress: 
 
 def read_paths(paths: list[str], settings: Settings, filters: RuleFilters, progress: Progress | None = None) -> Parsed:
     parsed = read(iter_sources(paths, settings.budget), settings, filters, progress)
-    parsed.extra["roots"] = list(paths)  # named files and bundles (diagnose/analysis/coverage.py)
+    parsed.roots = list(paths)  # named files and bundles (diagnose/analysis/coverage.py)
     return parsed
 
 
@@ -304,7 +305,7 @@ def _origins(run: Run) -> None:
     from diagnose.analysis.provenance import relocate
 
     items, more, new = run.unrecognised
-    run.findings, items = relocate(run.findings, items, run.parsed.extra.get("origins"))
+    run.findings, items = relocate(run.findings, items, run.parsed.origins)
     run.unrecognised = (items, more, new)
 
 
@@ -335,7 +336,7 @@ def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings
     from diagnose.analysis.verdict import verdict
 
     findings = run.findings
-    coverage = assess(p.inputs, p.derived, p.skipped, findings, p.extra.get("window"), p.extra.get("roots"))
+    coverage = assess(p.inputs, p.derived, p.skipped, findings, p.window, p.roots)
     abnormal = bool(run.ending is not None and run.ending.abnormal)
     counted = is_selected(settings.selection, RuleKey(UNRECOGNISED_ID, UNRECOGNISED_NAME, "engine"))
     said = verdict(findings, unrecognised, abnormal and counted, settings.fail_on_unrecognised and counted)

@@ -187,7 +187,7 @@ def apply_validation(parsed, baseline_path: str | None, read_run=None) -> tuple[
         recs, sigs = comparison.parse(lines_frame(lines), ctx)
         parsed.records = pl.concat([parsed.records, conform_records(recs)], how="vertical_relaxed")
         extra_signals.append(sigs)
-        add_origins(parsed.extra.setdefault("origins", {}), VIRTUAL_FILE, [origin for _, origin in placed])
+        add_origins(parsed.origins, VIRTUAL_FILE, [origin for _, origin in placed])
         parsed.derived.append(InputFile(path=VIRTUAL_FILE, kind=comparison.KIND, lines=len(lines) - 1,
                                         bytes=sum(len(x.encode()) + 1 for x in lines),
                                         note=note("comparison")))
