@@ -257,7 +257,8 @@ def tables_section(fleet: ModuleType) -> list[str]:
         known = meanings.get(name, {})
         if known:
             out += ["| column | type | meaning |", "|---|---|---|"]
-            out += [f"| `{col}` | {_dtype(dtype)} | {_cell(_md(known.get(col, '')))} |" for col, dtype in columns.items()]
+            out += [f"| `{col}` | {_dtype(dtype)} | {_cell(_md(known.get(col, '')))} |"
+                    for col, dtype in columns.items()]
         else:
             out += ["| column | type |", "|---|---|"]
             out += [f"| `{col}` | {_dtype(dtype)} |" for col, dtype in columns.items()]
