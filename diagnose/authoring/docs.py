@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
+from diagnose.engine.match_kinds import KINDS
 from diagnose.engine.rulefile import Rule
 from diagnose.model import CATEGORIES
-
-_MATCH_WORDS = {
-    "pattern": "a log line matches a pattern",
-    "threshold": "a parsed value stays beyond a threshold",
-    "absence": "something is seen while its expected companion never is",
-    "mismatch": "a value differs across nodes, devices or engines",
-    "code": "an error code of a family (its table under knowledge/codes/) on a line no other rule explains",
-    "traceback": "a Python exception of a type, message or raising frames",
-}
 
 
 def _match_lines(rule: Rule) -> list[str]:
     m = rule.match.raw
-    out = [f"- kind: `{m['kind']}` ({_MATCH_WORDS[m['kind']]})"]
+    out = [f"- kind: `{m['kind']}` ({KINDS[m['kind']].summary})"]
     for key, value in m.items():
         if key == "kind":
             continue

@@ -1,4 +1,5 @@
-"""``diagnose rules list|show|test|new|docs|signals``: the rule catalog (built-in plus --rules folders)."""
+"""``diagnose rules list|show|test|new|docs|signals``: the rule catalog (built-in plus --rules folders); the
+hidden ``rules schemas`` writes docs/schemas.md from the typed structs."""
 
 from __future__ import annotations
 
@@ -322,3 +323,22 @@ def rules_docs(output, lang):
     else:
         click.echo(text, nl=False)
     sys.exit(EXIT_USAGE if errors else EXIT_CLEAN)
+
+
+@rules_group.command("schemas", hidden=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here (default: standard output).")
+@click.option("--json-schema", "as_schema", is_flag=True,
+              help="The JSON report's JSON Schema (2020-12) instead of the page.")
+def rules_schemas(output, as_schema):
+    """Generate docs/schemas.md (or the JSON report's JSON Schema) from the typed structs."""
+    import json
+
+    from diagnose.authoring.schemas import json_schema, schemas_markdown
+    from diagnose.fleet import schema as fleet_schema
+
+    text = json.dumps(json_schema(), indent=1) + "\n" if as_schema else schemas_markdown(fleet_schema)
+    if output:
+        write_output(output, text)  # atomic (diagnose/commands/outputs.py)
+    else:
+        click.echo(text, nl=False)
+    sys.exit(EXIT_CLEAN)

@@ -40,23 +40,32 @@ class SourceSite(msgspec.Struct, frozen=True):
 
 
 class Finding(msgspec.Struct):
-    rule_id: str
-    name: str
-    category: str
-    severity: str
+    """What a rule (or a pass) concluded. ``fingerprint`` is the finding's identity across runs: 32 hex digits
+    of a SHA-256 over the rule id, the first evidence line's file name (the last part of its path or archive
+    member, digits masked: ``plog-#_#.log``) and that line's signature (masked as an unrecognised error's).
+    Times, line numbers, counts, pids, the collecting folder and which node logged first do not change it; the
+    rule, the kind of file and the wording of the evidence do. A finding without evidence has the fingerprint of
+    its rule id alone. SARIF carries it as ``partialFingerprints["diagnoseFinding/v1"]``."""
+
+    rule_id: str  # the rule's stable id (KV001), or the pass's
+    name: str  # the rule's unique name (kv-cache-saturated)
+    category: str  # one of model/frames.py CATEGORIES (kv-cache, communication, ...)
+    severity: str  # info | warning | error | critical
     title: Words
-    summary: Words
-    count: int
-    first_seen: datetime | None
+    summary: Words  # what happened, with the key numbers
+    count: int  # occurrences (matching lines, or threshold runs)
+    first_seen: datetime | None  # the node's wall clock; null when the log had no time
     last_seen: datetime | None
-    nodes: list[str]
-    ranks: list[int]
-    evidence: list[Evidence]
-    remediation: Words
-    references: list[str]
+    nodes: list[str]  # the nodes it was seen on
+    ranks: list[int]  # the distributed ranks it was seen on
+    evidence: list[Evidence]  # the first lines that show it
+    remediation: Words  # what to do: Markdown with the flags and commands
+    references: list[str]  # links to public documentation and issues
     caused_by: str | None = None  # rule id of the finding this one is a consequence of
     fingerprint: str | None = None  # stable across runs (diagnose/analysis/fingerprint.py): findings baselines, SARIF
-    baseline_state: str | msgspec.UnsetType = msgspec.UNSET  # with a findings baseline: "new" or "known"
+    # with a findings baseline (--baseline PREVIOUS.json): "known" when that report has a finding (or a suppressed
+    # finding) of the same rule_id and fingerprint, else "new"
+    baseline_state: str | msgspec.UnsetType = msgspec.UNSET
     site: SourceSite | msgspec.UnsetType = msgspec.UNSET  # the source line of the message, from the message index
     # Not in the JSON report (``INTERNAL``): what the passes after the rules need.
     consequence: bool = False  # the rule describes an echo of another failure (engine death, timeouts)

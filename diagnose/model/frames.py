@@ -8,10 +8,11 @@ records, one row per input line, nothing dropped
     line       u32       1-based line number in the decoded file
     source     str       kind of the file: vllm, mindie, plog, npu-smi, version-info, ..., unknown
     node       str?      node/host the file belongs to (from its path, or a Ray ``ip=`` prefix)
-    ts         datetime? timestamp (microseconds, wall clock of the node; see timeline.py)
-    year_known bool      the timestamp carried its own year (False: dated by timeline.py)
+    ts         datetime? timestamp (microseconds, wall clock of the node; year-less stamps dated by
+                         pipeline/dating.py)
+    year_known bool      the timestamp carried its own year (False: dated by pipeline/dating.py)
     proc       str?      process label, e.g. ``EngineCore_DP0``, ``Worker_TP0_EP0``, ``mindie-server``
-    pid        i64?
+    pid        i64?      process id
     rank       i32?      distributed rank, when the line or its path says it
     device     i32?      NPU device id
     level      str?      DEBUG, INFO, WARNING, ERROR, CRITICAL

@@ -36,21 +36,28 @@ def note(key: str, /, **values) -> Phrase:
 
 
 class InputFile(msgspec.Struct, frozen=True):
-    path: str
-    kind: str
-    lines: int
-    bytes: int
+    """A file the run read (in ``inputs``), or one it derived itself (in ``derived``: the preflight facts
+    ``<dir>/preflight.facts`` and the validation facts ``<validation>``, whose findings point at the file and line
+    each fact came from)."""
+
+    path: str  # display path; archive members as archive.tgz!path/inside.log
+    kind: str  # the source kind it was read as (vllm, plog, npu-smi, ...; ``diagnose rules signals`` lists them)
+    lines: int  # lines read
+    bytes: int  # bytes read (decompressed)
     raw_lines: int = 0  # lines kept as raw records because no header parsed
-    node: str | None = None
-    encoding: str = "utf-8"
+    node: str | None = None  # the node the file belongs to (from its path, or a Ray ip= prefix)
+    encoding: str = "utf-8"  # the encoding it was decoded with
     note: Words | None = None  # e.g. truncated compressed data: what was read is used
     # why the file was read only in part (a truncated .gz): the run's coverage is partial
     incomplete: Words | msgspec.UnsetType = msgspec.UNSET
 
 
 class Skipped(msgspec.Struct, frozen=True):
+    """An input the run did not read, with the reason. Binaries, links, special files and Python source are left
+    out by design; any other skipped input makes the run's coverage partial."""
+
     path: str
-    reason: Phrase
+    reason: Phrase  # why it was not read
 
     INTERNAL: ClassVar[tuple[str, ...]] = ()
 

@@ -33,36 +33,48 @@ class Status(enum.StrEnum):
 
 class Unread(msgspec.Struct, frozen=True):
     path: str
-    reason: Words
+    reason: Words  # why it was not read, or read only in part
 
 
 class Coverage(msgspec.Struct, kw_only=True):
+    """What the run covered (diagnose/analysis/coverage.py); the exit code follows it (4 and 5, docs/ci.md).
+    A run that read nothing, or less than it was given, never reads as clean."""
+
+    # complete; partial (an input not read, or a file read only in part); nothing-analysed (then ``reason`` says
+    # why, and the verdict is nothing-analysed)
     status: Status = Status.COMPLETE
     files_read: int = 0
     lines: int = 0
     incomplete: list[Unread] = msgspec.field(default_factory=list)  # files read only in part
-    not_read: list[Unread] = msgspec.field(default_factory=list)  # inputs not read (not by design)
+    # inputs not read whose loss matters; those left out by design are listed in ``skipped`` only
+    not_read: list[Unread] = msgspec.field(default_factory=list)
     reason: Words | Unset = UNSET  # why nothing was analysed
     text: Words | Unset = UNSET  # the sentence every format prints, when not complete
 
 
 class RootCause(msgspec.Struct, tag_field="kind", tag="root-cause", kw_only=True):
+    """The top ranked finding of severity warning or worse (diagnose/analysis/verdict.py); a run that ended
+    abnormally always has one, the finding that says what ended it."""
+
     rule_id: str
     category: str
     title: Words
-    where: str
-    first_seen: str
-    file: str | None
+    where: str  # a few of the nodes and ranks it was seen on ("-": none known)
+    first_seen: str  # YYYY-MM-DD HH:MM:SS, or "-"
+    file: str | None  # the first evidence line
     line: int | None
-    text: Words
+    text: Words  # the verdict's sentence
 
 
 class NoKnownCause(msgspec.Struct, tag_field="kind", tag="no-known-cause", kw_only=True):
+    """Errors no rule explains fail the run (it ended abnormally, or ``--fail-on-unrecognised``): the first of them
+    by time, by its signature."""
+
     signature: str
     file: str | None
     line: int | None
     first_seen: str | None
-    errors: int
+    errors: int  # errors no rule explains (the counts of the listed error signatures)
     text: Words
 
 
@@ -79,14 +91,20 @@ class Unexplained(msgspec.Struct, tag_field="kind", tag="unexplained-errors", kw
 
 
 class Notes(msgspec.Struct, tag_field="kind", tag="notes"):
+    """Only informational findings, and no error that no rule explains."""
+
     text: Words
 
 
 class Clean(msgspec.Struct, tag_field="kind", tag="clean"):
+    """No finding and no error that no rule explains."""
+
     text: Words
 
 
 class NothingAnalysed(msgspec.Struct, tag_field="kind", tag="nothing-analysed"):
+    """The run read nothing it could analyse (exit 4); ``coverage.reason`` says why."""
+
     text: Words
 
 
@@ -112,15 +130,26 @@ class Comparison(msgspec.Struct, kw_only=True):
 
 
 class Example(msgspec.Struct, frozen=True):
+    """A signature's earliest line (by time, then file and line)."""
+
     file: str
     line: int
-    text: str
-    message: str | None
+    text: str  # the whole line
+    message: str | None  # the line without its header
 
 
 class Signature(msgspec.Struct, kw_only=True):
-    """Errors no rule explains, grouped by their masked message (diagnose/analysis/signatures.py)."""
+    """Errors no rule explains, grouped by their masked message (diagnose/analysis/signatures.py).
 
+    Which records: WARNING, ERROR and CRITICAL records and records with an error code; of a multi-line event (a
+    Python traceback) only the exception line and the error-code lines. Left out: every record of an event that a
+    fired rule's selectors match or a finding quotes, and the other lines of a CANN error block holding one.
+    Ordered by ``count`` (descending), then ``signature``; the top 20 are listed and ``unrecognised_more`` counts
+    the rest. ``diagnose rules new --from-report REPORT.json --index N`` writes a starter rule for one."""
+
+    # the message, header stripped, its variable parts masked: <TS> timestamps, <UUID>, <REQ> request ids, <IP>,
+    # <PORT>, <PATH>, <SIZE> sizes with units, <HEX> hex numbers and addresses, <PID> pids and tids, <RANK>,
+    # <DEV> device ids, <N> other numbers; whitespace squeezed
     signature: str
     count: int
     first_seen: str | None
@@ -131,10 +160,14 @@ class Signature(msgspec.Struct, kw_only=True):
     code: str | None
     source: str | None
     example: Example
-    new: bool | Unset = UNSET  # with a JSON --baseline: not in that report
+    # with a JSON --baseline: not among that report's listed signatures (only its top 20 are known, so a rare
+    # signature may be reported new again)
+    new: bool | Unset = UNSET
 
 
 class SuppressedFinding(msgspec.Struct, tag_field="kind", tag="finding", kw_only=True):
+    """A finding a ``[[suppress]]`` entry of the configuration file took out of ``findings``."""
+
     rule_id: str
     name: str
     severity: str
@@ -142,11 +175,13 @@ class SuppressedFinding(msgspec.Struct, tag_field="kind", tag="finding", kw_only
     count: int
     nodes: list[str]
     fingerprint: str | None
-    reason: str
+    reason: str  # the entry's reason
     suppression: str  # where the suppression is written (".diagnose.toml: suppress[0]")
 
 
 class SuppressedSignature(msgspec.Struct, tag_field="kind", tag="signature", kw_only=True):
+    """A signature of unexplained errors a ``[[suppress]]`` entry took out of ``unrecognised``."""
+
     signature: str
     count: int
     level: str | None
@@ -182,20 +217,20 @@ class SlowRule(msgspec.Struct, kw_only=True):
 class Document(msgspec.Struct, kw_only=True):
     """The JSON report (``--format json``): stable, fields only ever added."""
 
-    version: str = __version__
-    inputs: list[InputFile] = msgspec.field(default_factory=list)
-    skipped: list[Skipped] = msgspec.field(default_factory=list)
+    version: str = __version__  # the diagnose release that wrote it
+    inputs: list[InputFile] = msgspec.field(default_factory=list)  # every file read
+    skipped: list[Skipped] = msgspec.field(default_factory=list)  # every input not read, with the reason
     errors: list[str] = msgspec.field(default_factory=list)  # internal errors: the run is incomplete
     findings: list[Finding] = msgspec.field(default_factory=list)  # ranked: the most likely root cause first
-    verdict: Verdict | Unset = UNSET
+    verdict: Verdict | Unset = UNSET  # the run in one sentence, by its kind
     comparisons: list[Comparison] | Unset = UNSET  # validation runs against a baseline
     unrecognised: list[Signature] = msgspec.field(default_factory=list)  # the top signatures
     unrecognised_more: int = 0  # how many more signatures there are
     unrecognised_new: int | Unset = UNSET  # with a JSON --baseline: how many of all are new
     derived: list[InputFile] | Unset = UNSET  # inputs the run derived itself (preflight and validation facts)
-    coverage: Coverage | Unset = UNSET
+    coverage: Coverage | Unset = UNSET  # what the run covered
     findings_new: int | Unset = UNSET  # with a findings baseline (--baseline report.json)
-    suppressed: list[Suppressed] = msgspec.field(default_factory=list)
+    suppressed: list[Suppressed] = msgspec.field(default_factory=list)  # what the configuration's suppressions took out
     gate: Gate | Unset = UNSET  # whether the run fails and why: the exit code follows it
     slow_rules: list[SlowRule] | Unset = UNSET  # rules over their time budget (none: left out)
 

@@ -1,6 +1,7 @@
 """The match kinds, one module each, behind one dispatch table. A rule's ``[match] kind`` names one; its
-module says which fields the table takes, how it is built, what more it checks, which lines it needs kept and
-how it is evaluated (``base.MatchKind``). Adding a kind: its module and its line in ``KINDS``."""
+module says which fields the table takes, how it is built, what more it checks, which lines it needs kept,
+how it is evaluated and what it looks for in a phrase (``protocol.MatchKind``). Adding a kind: its module and
+its line in ``KINDS``."""
 
 from __future__ import annotations
 

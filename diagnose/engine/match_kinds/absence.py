@@ -90,4 +90,5 @@ def match_absence(m: AbsenceMatch, records: pl.DataFrame, signals: pl.DataFrame,
     return Hit(evidence, firing.height, facts)
 
 
-KIND = MatchKind("absence", FIELDS, build, evaluate, check)
+KIND = MatchKind("absence", FIELDS, build, evaluate, check,
+                 summary="something is seen while its expected companion never is")

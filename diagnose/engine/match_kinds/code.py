@@ -162,4 +162,6 @@ def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | N
 
 
 # After the other kinds: a line another rule explains is theirs (that rule knows more).
-KIND = MatchKind("code", FIELDS, build, evaluate, check, keeps, phase=1)
+KIND = MatchKind("code", FIELDS, build, evaluate, check, keeps, phase=1,
+                 summary="an error code of a family (its table under knowledge/codes/) on a line no other rule "
+                         "explains")

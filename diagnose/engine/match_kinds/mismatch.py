@@ -117,4 +117,5 @@ def match_mismatch(m: MismatchMatch, records: pl.DataFrame, signals: pl.DataFram
     return Hit(hits, frame.height, facts)
 
 
-KIND = MatchKind("mismatch", FIELDS, build, evaluate, check)
+KIND = MatchKind("mismatch", FIELDS, build, evaluate, check,
+                 summary="a value differs across nodes, devices or engines")

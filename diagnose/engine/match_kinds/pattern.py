@@ -96,4 +96,5 @@ def _classify(m: PatternMatch, events: pl.DataFrame, records: pl.DataFrame) -> s
     return m.classify_default
 
 
-KIND = MatchKind("pattern", FIELDS, build, evaluate, check)
+KIND = MatchKind("pattern", FIELDS, build, evaluate, check,
+                 summary="a log line matches a pattern")

@@ -58,3 +58,4 @@ class MatchKind:
     keeps: Callable[[Match], Iterable[str]] = lambda match: ()  # line patterns it needs kept beyond its selectors
     phase: int = 0  # 1: runs after every phase-0 rule, on what they left unexplained
     any_source: bool = False  # reads text wherever it is: the rule's sources never keep it from running
+    summary: str = ""  # what a rule of this kind looks for, in a phrase (the rule pages, docs/rules.md)

@@ -254,4 +254,5 @@ def _fmt_duration(d: timedelta | None) -> str | None:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
-KIND = MatchKind("threshold", FIELDS, build, evaluate, check)
+KIND = MatchKind("threshold", FIELDS, build, evaluate, check,
+                 summary="a parsed value stays beyond a threshold")

@@ -136,4 +136,5 @@ def match_traceback(m: TracebackMatch, records: pl.DataFrame, signals: pl.DataFr
     return Hit(out, out.height, facts)
 
 
-KIND = MatchKind("traceback", FIELDS, build, evaluate, check, keeps, any_source=True)
+KIND = MatchKind("traceback", FIELDS, build, evaluate, check, keeps, any_source=True,
+                 summary="a Python exception of a type, message or raising frames")
