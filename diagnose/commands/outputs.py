@@ -22,14 +22,14 @@ from typing import Callable, Mapping
 
 import click
 
-from diagnose.commands.console import LANG_CHOICES
 from diagnose.commands.exitcodes import EXIT_OUTPUT_FAILED
-from diagnose.messages import messages
+from diagnose.messages import LANGS, messages
 from diagnose.report import formats
 from diagnose.writer import WriteFailed, write_file, write_folder, write_stream
 
 FORMATS = formats.names()
 MACHINE = tuple(f.name for f in formats.FORMATS if f.machine)
+LANG_CHOICES = (*LANGS, "cn")  # as --lang takes them (commands/console.py): cn, Ascend's tools' name, is zh
 
 
 def output_options(command):
