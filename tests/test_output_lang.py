@@ -168,3 +168,15 @@ def test_github_annotations_and_the_step_summary_take_their_formats_language(tmp
     assert annotations and all(CJK.search(line) for line in annotations if line.startswith("::error"))
     assert "Root cause: " in result.stdout  # the text report on standard output stays in --lang
     assert summary.read_text(encoding="utf-8").startswith("## diagnose：")
+
+
+def test_fleet_writes_each_output_in_its_own_language(tmp_path):
+    """``diagnose fleet`` delivers its outputs as ``check`` does: the same option, the same languages."""
+    dataset, md = tmp_path / "dataset", tmp_path / "fleet.md"
+    assert CliRunner().invoke(main, ["extract", str(KV), "--node", "node-0", "--out", str(dataset)],
+                              env=NO_CI).exit_code == 0
+    result = CliRunner().invoke(main, ["fleet", str(dataset), "--no-config", "--lang", "en", "--format", "concise",
+                                       "--markdown", str(md), "--output-lang", "markdown=zh"], env=NO_CI)
+    assert result.exit_code == 1, result.stderr
+    assert rule_title("KV001", "en") in result.stdout and not CJK.search(result.stdout)
+    assert rule_title("KV001", "zh") in md.read_text(encoding="utf-8")
