@@ -54,7 +54,7 @@ from diagnose.ingest.names import display
 def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_rules, since, until, lang, color,
           no_color, quiet, budget_items=(), baseline=None, fail_on_new=False, fail_on_unrecognised=False,
           config_file=None, no_config=False,
-          select=(), ignore=(), allow_empty=False, allow_partial=False, **outputs):
+          select=(), ignore=(), allow_empty=False, allow_partial=False, output_lang=None, **outputs):
     """Analyse the logs under PATH... and report findings, most likely root cause first.
 
     \b
@@ -91,6 +91,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
         fail_on_unrecognised=fail_on_unrecognised or bool(cfg.fail_on_unrecognised),
         gate=GateOptions(fail_on, exit_zero, allow_empty, allow_partial, fail_on_new),
     )
+    langs = configured.languages(cfg, output_lang, settings.lang)  # each output's own (--output-lang)
     speak(settings.lang)  # a Ctrl-C from here on is reported in the run's language
     if fail_on_new and read_report(baseline) is None:
         configured.fail("--fail-on-new needs --baseline REPORT.json, an earlier diagnose JSON report")
@@ -129,10 +130,11 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
             s.reason.key == "skip.missing" for s in report.skipped)
         colored = fmt == "text" and use_color(color_choice(color, no_color), to_file=bool(output))
         # Every format gets the same options; each takes what it needs (paths: the input roots for relative paths,
-        # in the display form of the report's paths: diagnose/ingest/names.py).
+        # in the display form of the report's paths: diagnose/ingest/names.py), and its own language.
         opts = dict(lang=settings.lang, paths=[display(p) for p in paths], fail_on=fail_on, catalog=rules,
                     allow_empty=allow_empty, allow_partial=allow_partial)
-        text = "" if missing else render(fmt, report, color=colored, width=width(to_file=bool(output)), **opts)
+        text = "" if missing else render(fmt, report, color=colored, width=width(to_file=bool(output)),
+                                         **{**opts, "lang": langs.of(fmt)})
     github = os.environ.get("GITHUB_ACTIONS") == "true"
 
     msg = messages(settings.lang)
@@ -144,7 +146,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
         sys.exit(EXIT_USAGE)
 
     failed = deliver(report, render, fmt=fmt, output=output, extras=extras, quiet=quiet, main_text=text, opts=opts,
-                     color=colored)
+                     color=colored, langs=langs)
     for slow in report.slow_rules:  # the rule that made the run slow, named (engine/run.py RULE_SECONDS)
         click.echo(msg("cli.warning", text=msg("cli.slow_rule", rule=slow.rule, path=slow.path, seconds=slow.seconds,
                                                budget=slow.budget)), err=True)
@@ -152,7 +154,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
             and (output or fmt in MACHINE or not sys.stdout.isatty())):
         click.echo(f"diagnose: {msg.say(report.coverage.text)}", err=True)  # what the report says, where a person looks
     if github and not quiet and fmt != "github":
-        notes = render("github", report, **opts)
+        notes = render("github", report, **{**opts, "lang": langs.of("github")})
         # Annotations must not corrupt a machine-readable main output on stdout: then they go to stderr,
         # which the Actions runner scans for workflow commands as well.
         on_stdout = bool(output) or fmt not in MACHINE
@@ -160,7 +162,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
             put_stream(notes, settings.lang or "en", failed, err=not on_stdout)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:
-        summary = text if fmt == "markdown" else render("markdown", report, **opts)
+        summary = text if fmt == "markdown" else render("markdown", report, **{**opts, "lang": langs.of("markdown")})
         try:
             with open(step_summary, "a", encoding="utf-8") as fh:
                 fh.write(summary)

@@ -14,6 +14,7 @@ whichever comes first. In each folder ``.diagnose.toml`` comes before ``pyprojec
     ignore = ["PRF", "MTP004"]
     rules = ["ci/diagnose-rules"]          # extra rule folders, relative to this file
     lang = "zh"
+    output-lang = { sarif = "en", html = "zh" }   # one format's language; lang is the others'
     budget = { max_file_bytes = "8G", max_members = 500000 }
 
     [[suppress]]                           # a finding: rule id or name, optionally narrowed
@@ -26,8 +27,9 @@ whichever comes first. In each folder ``.diagnose.toml`` comes before ``pyprojec
     signature = "[WARNING] ASCENDCL(<N>,python): * deprecated"
     reason = "CANN 8.0 prints it on every start; harmless"
 
-Command-line options win over the file: ``--fail-on``, ``--lang`` and each ``--budget KEY=`` replace the
-file's value; ``--rules`` adds folders to the file's; ``--select`` starts a new selection (the file's
+Command-line options win over the file: ``--fail-on``, ``--lang``, each ``--output-lang FORMAT=`` and each
+``--budget KEY=`` replace the file's value (a format named in ``output-lang``, by the file or the command
+line, is said in that language whatever ``--lang`` says: the one language is the default of the others); ``--rules`` adds folders to the file's; ``--select`` starts a new selection (the file's
 ``select`` and ``ignore`` no longer apply) and ``--ignore`` takes rules out of whatever is selected (see
 engine/rule_selection.py). Unknown keys and wrong values are errors naming the file and the key (exit 2).
 """
@@ -47,7 +49,7 @@ from diagnose.analysis.suppression import Suppression
 
 FILE_NAMES = (".diagnose.toml", "pyproject.toml")
 LANGS = ("en", "zh")
-KEYS = ("fail-on", "fail-on-unrecognised", "select", "ignore", "rules", "lang", "budget", "suppress")
+KEYS = ("fail-on", "fail-on-unrecognised", "select", "ignore", "rules", "lang", "output-lang", "budget", "suppress")
 SUPPRESS_KEYS = ("rule", "signature", "reason", "path", "node")
 
 
@@ -70,6 +72,7 @@ class FileConfig:
     ignore: tuple[str, ...] = ()
     rule_dirs: tuple[Path, ...] = ()
     lang: str | None = None
+    output_lang: tuple[tuple[str, str], ...] = ()  # (format, language), as --output-lang FORMAT=LANG gives them
     budget: tuple[str, ...] = ()  # KEY=VALUE items, as --budget takes them
     suppressions: tuple[Suppression, ...] = ()
 
@@ -191,6 +194,8 @@ class _Reader:
                 values["lang"] = data["lang"]
             else:
                 self.fail("lang", f"{data['lang']!r} is not one of {', '.join(LANGS)}")
+        if "output-lang" in data:
+            values["output_lang"] = self.output_lang(data["output-lang"])
         if "budget" in data:
             values["budget"] = self.budget(data["budget"])
         if "suppress" in data:
@@ -207,6 +212,22 @@ class _Reader:
             if not folder.exists():
                 self.fail("rules", f"{item!r}: no such rule file or folder (relative to {self.path.parent})")
             out.append(folder)
+        return tuple(out)
+
+    def output_lang(self, value: Any) -> tuple[tuple[str, str], ...]:
+        from diagnose.report.formats import names
+
+        if not isinstance(value, dict):
+            self.fail("output-lang", "must be a table, e.g. output-lang = { html = \"zh\", sarif = \"en\" }")
+            return ()
+        out = []
+        for fmt, lang in value.items():
+            if fmt not in names():
+                self.fail(f"output-lang.{fmt}", f"unknown format (formats: {', '.join(names())})")
+            elif lang not in LANGS:
+                self.fail(f"output-lang.{fmt}", f"{lang!r} is not one of {', '.join(LANGS)}")
+            else:
+                out.append((fmt, lang))
         return tuple(out)
 
     def budget(self, value: Any) -> tuple[str, ...]:

@@ -97,6 +97,14 @@ def language(cfg, lang: str | None) -> str:
     return lang or cfg.lang or default_lang()
 
 
+def languages(cfg, output_lang: dict[str, str], lang: str):
+    """Each output's language: the command line's ``--output-lang`` over the file's ``output-lang``, and the
+    run's language (``lang``, already merged by ``language``) for the formats neither names."""
+    from diagnose.commands.outputs import Languages
+
+    return Languages(lang, {**dict(cfg.output_lang), **dict(output_lang or {})})
+
+
 def catalog(settings):
     """The selected rules and the rule-file errors; the settings with suppressed rules named by their ids.
     A selector or a suppression naming no rule is a usage error."""

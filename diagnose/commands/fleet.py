@@ -90,7 +90,7 @@ def report_command(dataset, **opts):
 def judge_and_report(dataset, since=None, until=None, cluster=None, expect=(), expert_out=None, fail_on="error",
                      exit_zero=False, allow_empty=False, allow_partial=False, rule_dirs=(), no_builtin_rules=False,
                      lang=None, quiet=False, color=None, no_color=False, fmt=None, output=None, config_file=None,
-                     no_config=False, select=(), ignore=(), **outputs):
+                     no_config=False, select=(), ignore=(), output_lang=None, **outputs):
     from diagnose.fleet.dataset import NotADataset, SchemaMismatch
     from diagnose.fleet.runs import judge_fleet, read_fleet
     from diagnose.fleet.store import Store, StoreError
@@ -105,6 +105,7 @@ def judge_and_report(dataset, since=None, until=None, cluster=None, expect=(), e
                         lang=configured.language(cfg, lang), timeline="html" in {fmt, *(f for f, _, _ in extras)},
                         selection=configured.selection(cfg, select, ignore), suppressions=cfg.suppressions)
     msg = messages(settings.lang)
+    langs = configured.languages(cfg, output_lang, settings.lang)  # each output's own (--output-lang)
     rules, rule_errors, settings = configured.catalog(settings)
     nodes = [n for item in expect for n in item.split(",") if n]
     try:
@@ -125,9 +126,9 @@ def judge_and_report(dataset, since=None, until=None, cluster=None, expect=(), e
     colored = fmt == "text" and use_color(color_choice(color, no_color), to_file=bool(output))
     opts = dict(lang=settings.lang, paths=fleet.parsed.roots, fail_on=fail_on, catalog=rules,
                 allow_empty=allow_empty, allow_partial=allow_partial)
-    text = render(fmt, report, color=colored, width=width(to_file=bool(output)), **opts)
+    text = render(fmt, report, color=colored, width=width(to_file=bool(output)), **{**opts, "lang": langs.of(fmt)})
     failed = deliver(report, render, fmt=fmt, output=output, extras=extras, quiet=quiet, main_text=text, opts=opts,
-                     color=colored)
+                     color=colored, langs=langs)
     if expert_out and (problem := _expert_report(fleet, settings, expert_out, msg)):
         failed.append(problem)
     if (not quiet and report.coverage is not None and report.coverage.text
