@@ -543,6 +543,20 @@ def _(folder, scale):
     return _swapped(folder, "dir")
 
 
+def _opened_by_another(path: Path) -> bool:
+    """Whether a process other than this one has ``path`` open (Linux: its /proc/PID/fd links)."""
+    target, me = str(path.resolve()), str(os.getpid())
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or proc.name == me:
+            continue
+        try:
+            if any(os.readlink(fd) == target for fd in (proc / "fd").iterdir()):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 @attack("truncated-while-read", "shrank while read", (5,), "change", slow=True, timeout=600, max_rss_mb=1000)
 def _(folder, scale):
     folder.mkdir(parents=True, exist_ok=True)
@@ -557,7 +571,12 @@ def _(folder, scale):
 
     def cut():
         import time
-        time.sleep(2.5)  # the CLI has started and is reading
+        # Truncate once the CLI holds the file open (a loaded machine can take seconds to start it): a cut
+        # before the read began would be a smaller file, not one that shrank while read.
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not _opened_by_another(log):
+            time.sleep(0.05)
+        time.sleep(0.3)
         os.truncate(log, size // 4)
     return Case([str(log)], during=cut)
 
