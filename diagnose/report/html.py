@@ -26,6 +26,7 @@ from diagnose.report.coverage_lines import coverage_lines
 from diagnose.messages import messages
 from diagnose.model import Report, RootCause, Status
 from diagnose.report.page import sections
+from diagnose.report.page.crowd import MANY
 from diagnose.report.page.curves import curve_figures, downsample, thresholds
 from diagnose.report.page.kit import ERROR_HOOK, LOADED_MARK, MONO, e, font_stack, plot_config, plot_font, plotly_locale, script_json
 from diagnose.report.page.plotlyjs import plotly_script
@@ -132,7 +133,7 @@ def render(report: Report, lang: str = "en", catalog=None, max_points: int = 150
     curves_html = [v for k, v in plot_html.items() if k != "timeline"]
     if curves_html:
         heading = "page.curves.title" if findings else "page.curves.title_no_findings"
-        parts.append(f"<h2 id=\"signals\">{e(msg(heading))}</h2><div class=\"meta\">{e(msg('page.curves.hint'))}</div>")
+        parts.append(f"<h2 id=\"signals\">{e(msg(heading))}</h2><div class=\"meta\">{e(msg('page.curves.hint', many=MANY))}</div>")
         parts += curves_html
     if getattr(report, "unrecognised", None):
         parts.append(sections.unrecognised(report, msg))
