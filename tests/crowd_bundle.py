@@ -20,8 +20,9 @@ def write_dp_bundle(root: Path, engines: int = 12, slow: int = 7, steps: int = 9
             gen = 12.0 if bad else 150 + eng + (i % 3) * 4
             kv = 70 + (i - steps // 3) * 0.4 if bad else 20 + i * 0.3 + eng
             lines.append(
-                f"(APIServer pid=100) INFO {t:%m-%d %H:%M:%S} [loggers.py:123] Engine {eng:03d}: Avg prompt throughput: "
-                f"{prompt:.1f} tokens/s, Avg generation throughput: {gen:.1f} tokens/s, Running: {10 + eng} reqs, "
+                f"(APIServer pid=100) INFO {t:%m-%d %H:%M:%S} [loggers.py:123] Engine {eng:03d}: "
+                f"Avg prompt throughput: {prompt:.1f} tokens/s, Avg generation throughput: {gen:.1f} tokens/s, "
+                f"Running: {10 + eng} reqs, "
                 f"Waiting: {1 if bad else 0} reqs, GPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: 1.0%")
     (node / "vllm-serve.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return root

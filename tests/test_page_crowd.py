@@ -25,8 +25,8 @@ def _page(tmp: Path, bundle: Path, lang: str = "en") -> str:
 
 
 def _curves(page: str) -> list[dict]:
-    found = re.findall(r'<script type="application/json" id="fig-(curve-\d+)" class="fig-data">(.*?)</script>', page, re.S)
-    return [json.loads(body) for _, body in found]
+    blocks = r'<script type="application/json" id="fig-curve-\d+" class="fig-data">(.*?)</script>'
+    return [json.loads(body) for body in re.findall(blocks, page, re.S)]
 
 
 @pytest.fixture(scope="module")

@@ -73,7 +73,8 @@ def pages(tmp_path_factory) -> Pages:
     return drawn
 
 
-SAMPLE_PAGES = [n if n in CORE else pytest.param(n, marks=pytest.mark.slow) for n in [*RUNS, "one-event", "dp-engines"]]
+SAMPLE_PAGES = [n if n in CORE else pytest.param(n, marks=pytest.mark.slow)
+                for n in [*RUNS, "one-event", "dp-engines"]]
 
 
 @pytest.mark.parametrize("name", SAMPLE_PAGES + ["two-node-aicore.zh"])

@@ -135,8 +135,9 @@ def crowd_traces(part: pl.DataFrame, sigs: tuple[str, ...], max_points: int, msg
                 cut += len(gx) - max_points
                 gx, gy = downsample(gx, gy, max_points)
             name = e(prefix + who)
+            colour_j = _NAMED_COLOURS[(i * NAMED + j) % len(_NAMED_COLOURS)]
             traces.append(go.Scatter(x=gx, y=gy, mode="lines+markers" if len(gx) < 60 else "lines", name=name,
-                                     line={"color": _NAMED_COLOURS[(i * NAMED + j) % len(_NAMED_COLOURS)], "width": 1.5},
+                                     line={"color": colour_j, "width": 1.5},
                                      meta={"kind": "curve", "signal": sig, "furthest": j + 1},
                                      hovertemplate="%{x}<br>%{y}<extra>" + name + "</extra>"))
             values += [min(gy), max(gy)]
