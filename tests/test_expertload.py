@@ -196,6 +196,9 @@ def test_cli_formats_and_escaping(tmp_path: Path, tiny: Path):
     # plotly.js is inside; nothing is fetched (no script src, no stylesheet link)
     assert not re.search(r"<script[^>]*\ssrc=|<link[^>]*href=", page) and len(page) > 1_000_000
     assert page.count('class="plotly-graph-div"') >= 4
+    from diagnose.report.page.plotlyjs import BUNDLE
+
+    assert page.count(BUNDLE.read_text(encoding="utf-8")) == 1  # the cartesian plotly.js, once
     assert json.loads((tmp_path / "map.json").read_text())["moe_layer_count"] == 2
     res = runner.invoke(main, ["expert-load", str(tiny), "--format", "json", "--top", "2"])
     data = json.loads(res.output)

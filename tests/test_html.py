@@ -138,10 +138,10 @@ def test_log_html_stays_text(tmp_path: Path):
 
 
 def test_page_is_offline(two_node: str):
-    from plotly.offline import get_plotlyjs
+    from diagnose.report.page.plotlyjs import BUNDLE
 
-    bundle = get_plotlyjs()
-    assert two_node.count(bundle) == 1  # plotly.js embedded once
+    bundle = BUNDLE.read_text(encoding="utf-8")
+    assert two_node.count(bundle) == 1  # plotly.js (the cartesian bundle shipped in the package) embedded once
     rest = two_node.replace(bundle, "")
     assert not re.search(r"<script[^>]*\ssrc\s*=", rest, re.I)
     assert not re.search(r"<link\b|@import|url\(|<iframe|<img\b", rest, re.I)
@@ -150,13 +150,13 @@ def test_page_is_offline(two_node: str):
 
 
 def test_redact_masks_the_timeline_too(tmp_path: Path):
-    from plotly.offline import get_plotlyjs
+    from diagnose.report.page.plotlyjs import BUNDLE
 
     out = tmp_path / "red.html"
     res = CliRunner().invoke(main, [str(SAMPLES / "two-node-aicore"), "--format", "html", "--redact", "-o", str(out),
                                     "--quiet"])
     assert res.exit_code == 1, res.output
-    page = out.read_text(encoding="utf-8").replace(get_plotlyjs(), "")
+    page = out.read_text(encoding="utf-8").replace(BUNDLE.read_text(encoding="utf-8"), "")
     assert "DEV010" in page and _figs(page)["timeline"]["data"]
     assert not re.search(r"10\.0\.0\.1[12]|node-1", page)  # node IPs and host names masked, hover texts included
 
@@ -212,7 +212,7 @@ def test_large_bundle_is_capped_and_says_so():
     assert "points left out by downsampling" in page
     assert "2799 of 3050 warning/error events left out" in page  # 200 first + 1 evidence + 50
     assert "40 more evidence lines left out" in page
-    assert len(page) < 6_000_000  # plotly.js (~4.8 MB) plus a light page
+    assert len(page) < 2_500_000  # plotly.js's cartesian bundle (1.5 MB) plus a light page
 
 
 def test_downsample_keeps_extremes_and_order():

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from browser import CHROMIUM, CJK_FONT, NO_CJK_FONT, inside, measure, overlap
+from crowd_bundle import write_dp_bundle
 from diagnose.cli import main
 from test_zh_outputs import RUNS
 
@@ -32,12 +33,12 @@ def _write(tmp: Path, name: str, paths: list, baseline, lang: str = "en") -> tup
 
 
 # The default run measures these pages; the slow run (.ci/run) every sample's.
-CORE = ("two-node-aicore", "profiler-w8a8", "one-event", "two-node-aicore.zh")
+CORE = ("two-node-aicore", "profiler-w8a8", "one-event", "two-node-aicore.zh", "dp-engines")
 
 
 class Pages:
     """name -> (DOM, what the browser measured, the JSON report), drawn on first use: every sample's English
-    page, the Chinese pages of two samples, and a bundle of one event."""
+    page, the Chinese pages of two samples, a bundle of one event and one of twelve data-parallel engines."""
 
     def __init__(self, tmp: Path):
         self.tmp, self.done = tmp, {}
@@ -49,6 +50,7 @@ class Pages:
             encoding="utf-8")
         self.jobs = {name: (paths, baseline, "en") for name, (paths, baseline) in RUNS.items()}
         self.jobs["one-event"] = ([one.parent], None, "en")
+        self.jobs["dp-engines"] = ([write_dp_bundle(tmp / "dp-engines", engines=12, slow=7)], None, "en")
         self.jobs["two-node-aicore.zh"] = (RUNS["two-node-aicore"][0], None, "zh")
         self.jobs["healthy.zh"] = (RUNS["healthy"][0], None, "zh")
 
@@ -71,7 +73,8 @@ def pages(tmp_path_factory) -> Pages:
     return drawn
 
 
-SAMPLE_PAGES = [n if n in CORE else pytest.param(n, marks=pytest.mark.slow) for n in [*RUNS, "one-event"]]
+SAMPLE_PAGES = [n if n in CORE else pytest.param(n, marks=pytest.mark.slow)
+                for n in [*RUNS, "one-event", "dp-engines"]]
 
 
 @pytest.mark.parametrize("name", SAMPLE_PAGES + ["two-node-aicore.zh"])
@@ -190,3 +193,19 @@ def test_chinese_page_is_chinese_in_a_cjk_font(pages, name):
         assert not [t for t in drawn if months.search(t)], (key, drawn)
         assert plot["modebar"] and all(re.search(r"[\u4e00-\u9fff]", t or "") for t in plot["modebar"]), plot["modebar"]
     assert "根因" in dom and "时间线" in dom and "Incident report" not in dom
+
+
+def test_many_engines_draw_a_legend_that_fits(pages):
+    """Twelve engines: each curve panel's legend names the band, the median and the odd engine out, all inside
+    the figure and apart (one line per engine would be 24 entries in the throughput panel)."""
+    _, m, _ = pages["dp-engines"]
+    curves = {k: p for k, p in m["plots"].items() if k.startswith("plot-curve")}
+    assert curves
+    for key, plot in curves.items():
+        names = [t["text"] for t in plot["legend"]]
+        assert len(names) <= 8, (key, names)
+        for i, a in enumerate(plot["legend"]):
+            assert inside(a["box"], plot["svg"]), (key, a["text"])
+            for b in plot["legend"][i + 1:]:
+                assert not overlap(a["box"], b["box"]), (key, a["text"], b["text"])
+    assert any("node-0 Engine 007" in t["text"] for p in curves.values() for t in p["legend"])

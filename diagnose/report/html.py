@@ -26,8 +26,10 @@ from diagnose.report.coverage_lines import coverage_lines
 from diagnose.messages import messages
 from diagnose.model import Report, RootCause, Status
 from diagnose.report.page import sections
+from diagnose.report.page.crowd import MANY
 from diagnose.report.page.curves import curve_figures, downsample, thresholds
 from diagnose.report.page.kit import ERROR_HOOK, LOADED_MARK, MONO, e, font_stack, plot_config, plot_font, plotly_locale, script_json
+from diagnose.report.page.plotlyjs import plotly_script
 from diagnose.report.page.timeline import timeline_figure
 
 __all__ = ["render", "downsample"]
@@ -65,7 +67,6 @@ DRAW = ("<script>(function(){var cfg=JSON.parse(document.getElementById('plot-co
 def render(report: Report, lang: str = "en", catalog=None, max_points: int = 1500, max_marks: int = 5000,
            max_evidence: int = 20, **_options) -> str:
     import plotly.io as pio
-    from plotly.offline import get_plotlyjs
 
     msg = messages(lang)
     findings = report.findings
@@ -87,14 +88,17 @@ def render(report: Report, lang: str = "en", catalog=None, max_points: int = 150
         figs.append((f"curve-{n}", fig))
 
     plot_html: dict[str, str] = {}
+    traces: set[str] = set()
     for key, fig in figs:
         fig.update_layout(template="plotly_white", margin={"l": 60, "r": 30, "t": 40 if key == "timeline" else 60,
                                                            "b": 50}, font=plot_font(msg.lang))
         try:
-            data = script_json(json.loads(pio.to_json(fig, validate=False)))
+            spec = json.loads(pio.to_json(fig, validate=False))
+            data = script_json(spec)
         except (TypeError, ValueError) as exc:  # e.g. a NaN that JSON cannot carry
             notes.append(msg("page.notes.plot_failed", plot=key, error=f"{type(exc).__name__}: {exc}"))
             continue
+        traces |= {t.get("type", "scatter") for t in spec.get("data", [])}
         plot_html[key] = (f"<div class=\"plot\" id=\"plot-{key}\"></div>"
                           f"<script type=\"application/json\" id=\"fig-{key}\" class=\"fig-data\">{data}</script>")
 
@@ -104,7 +108,7 @@ def render(report: Report, lang: str = "en", catalog=None, max_points: int = 150
              "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
              f"<title>{e(msg('page.html_title'))}</title><style>{css}</style>", ERROR_HOOK]
     if plot_html:
-        parts += [f"<script type=\"text/javascript\">{get_plotlyjs()}</script>", plotly_locale(msg),
+        parts += [plotly_script(traces), plotly_locale(msg),
                   f"<script type=\"application/json\" id=\"plot-config\">{script_json(plot_config(msg.lang))}</script>"]
     parts += ["</head><body>", f"<h1>{e(msg('page.title'))}</h1>",
               f"<div class=\"meta\" id=\"subtitle\">{e(msg('page.subtitle', files=len(report.inputs), lines=lines, skipped=len(report.skipped), findings=len(findings)))}</div>"]
@@ -129,7 +133,7 @@ def render(report: Report, lang: str = "en", catalog=None, max_points: int = 150
     curves_html = [v for k, v in plot_html.items() if k != "timeline"]
     if curves_html:
         heading = "page.curves.title" if findings else "page.curves.title_no_findings"
-        parts.append(f"<h2 id=\"signals\">{e(msg(heading))}</h2><div class=\"meta\">{e(msg('page.curves.hint'))}</div>")
+        parts.append(f"<h2 id=\"signals\">{e(msg(heading))}</h2><div class=\"meta\">{e(msg('page.curves.hint', many=MANY))}</div>")
         parts += curves_html
     if getattr(report, "unrecognised", None):
         parts.append(sections.unrecognised(report, msg))

@@ -16,6 +16,7 @@ from diagnose.report.load.load_texts import worded
 from diagnose.model.expertload import ExpertLoadResult
 from diagnose.messages import Messages, messages
 from diagnose.report.page.kit import ERROR_HOOK, LOADED_MARK, e, font_stack, plot_config, plot_font, plotly_locale
+from diagnose.report.page.plotlyjs import plotly_script
 
 CSS = """
 body{font-family:%(font)s;margin:24px auto;max-width:1320px;color:#1f2933;padding:0 16px}
@@ -201,12 +202,13 @@ def _inputs(result: dict[str, Any], msg: Messages) -> list[str]:
 
 def render(typed: ExpertLoadResult, lang: str = "en") -> str:
     result = worded(typed, messages(lang))
-    from plotly.offline import get_plotlyjs
 
     msg = messages(lang)
     w = result["window"]
     plots = {}
+    traces: set[str] = set()
     for key, fig in figures(result, msg):
+        traces |= {t.type for t in fig.data}
         fig.update_layout(margin={"l": 60, "r": 30, "t": 50, "b": 50}, template="plotly_white", font=plot_font(msg.lang))
         plots[key] = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"plot-{key}", config=plot_config(msg.lang))
     span = {"since": w.get("since"), "until": w.get("until")}
@@ -220,7 +222,7 @@ def render(typed: ExpertLoadResult, lang: str = "en") -> str:
              "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
              f"<title>{e(msg('expertload.page.html_title', **span))}</title><style>{css}</style>", ERROR_HOOK]
     if plots:  # plotly.js goes once into <head>, so every plot below can use it wherever it sits in the page
-        parts += [f"<script type=\"text/javascript\">{get_plotlyjs()}</script>", plotly_locale(msg)]
+        parts += [plotly_script(traces), plotly_locale(msg)]
     parts += ["</head><body>", f"<h1>{e(msg('expertload.page.title', **span))}</h1>",
               f"<div class=\"meta\" id=\"subtitle\">{e(meta)}</div>", _kpis(result, msg)]
     parts += [f"<p class=\"apart\" id=\"apart-{i}\">{e(text)}</p>" for i, text in enumerate(w.get("apart") or [])]

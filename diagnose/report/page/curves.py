@@ -17,6 +17,7 @@ import polars as pl
 
 from diagnose.messages import Messages
 from diagnose.model import Finding, Report
+from diagnose.report.page.crowd import MANY, NAMED, crowd_traces, engine_count
 from diagnose.report.page.kit import e
 from diagnose.report.page.markup import plot_time
 
@@ -63,6 +64,28 @@ def y_range(unit: str, ymin: float, ymax: float, lines: list[float]) -> list[flo
     return [lo - (pad if lo < 0 else pad / 3), hi + pad]
 
 
+def _lines(fig: Any, part: pl.DataFrame, sigs: tuple[str, ...], max_points: int) -> tuple[list, list, int]:
+    """One line per signal and engine; the values they span, their first and last times, the samples cut."""
+    import plotly.graph_objects as go
+
+    values: list[float] = []
+    xs_all: list[str] = []
+    cut = 0
+    for (sig, node, engine), g in part.group_by(["signal", "node", "engine"], maintain_order=True):
+        xs = [plot_time(t) for t in g["ts"].to_list()]
+        ys = g["value"].to_list()
+        if len(xs) > max_points:
+            cut += len(xs) - max_points
+            xs, ys = downsample(xs, ys, max_points)
+        name = " ".join(str(p) for p in (sig if len(sigs) > 1 else None, node, engine) if p)
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers" if len(xs) < 60 else "lines",
+                                 name=e(name or sig), meta={"kind": "curve", "signal": sig},
+                                 hovertemplate="%{x}<br>%{y}<extra>" + e(name or sig) + "</extra>"))
+        xs_all += [xs[0], xs[-1]]
+        values += [min(ys), max(ys)]
+    return values, xs_all, cut
+
+
 def curve_figures(report: Report, ths: dict[str, list[dict]], findings: list[Finding], max_points: int,
                   notes: list[str], msg: Messages) -> list[tuple[str, Any]]:
     import plotly.graph_objects as go
@@ -88,23 +111,16 @@ def curve_figures(report: Report, ths: dict[str, list[dict]], findings: list[Fin
     for title, unit, sigs in panels:
         fig = go.Figure()
         part = timed.filter(pl.col("signal").is_in(list(sigs))).sort("ts")
-        groups = part.group_by(["signal", "node", "engine"], maintain_order=True)
-        ymin, ymax, xs_all = None, None, []
-        for (sig, node, engine), g in groups:
-            xs = [plot_time(t) for t in g["ts"].to_list()]
-            ys = g["value"].to_list()
-            if len(xs) > max_points:
-                cut += len(xs) - max_points
-                xs, ys = downsample(xs, ys, max_points)
-            name = " ".join(str(p) for p in (sig if len(sigs) > 1 else None, node, engine) if p)
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers" if len(xs) < 60 else "lines",
-                                     name=e(name or sig), meta={"kind": "curve", "signal": sig},
-                                     hovertemplate="%{x}<br>%{y}<extra>" + e(name or sig) + "</extra>"))
-            xs_all += [xs[0], xs[-1]]
-            ymin = min(ys) if ymin is None else min(ymin, min(ys))
-            ymax = max(ys) if ymax is None else max(ymax, max(ys))
+        crowd = engine_count(part)
+        if crowd > MANY:  # a band, the median and the engines furthest from it (page/crowd.py)
+            traces, values, xs_all, n_cut, named = crowd_traces(part, sigs, max_points, msg, downsample)
+            fig.add_traces(traces)
+        else:
+            values, xs_all, n_cut = _lines(fig, part, sigs, max_points)
+        cut += n_cut
         if not xs_all:
             continue
+        ymin, ymax = min(values), max(values)
         x0, x1 = min(xs_all), max(xs_all)
         drawn: list[float] = []
         for sig in sigs:
@@ -135,6 +151,9 @@ def curve_figures(report: Report, ths: dict[str, list[dict]], findings: list[Fin
                           xaxis={"title": {"text": msg("page.curves.axis")}},
                           legend={"orientation": "h", "y": -0.3})
         figs.append((title, fig))
+        if crowd > MANY and named:  # drawn as bands: say which engines have lines of their own
+            who = ", ".join(dict.fromkeys(w for ws in named.values() for w in ws)) or msg("page.notes.none_stray")
+            notes.append(msg("page.notes.crowded", panel=shown, n=crowd, k=NAMED, named=who))
     if cut:
         notes.append(msg("page.notes.downsampled", n=cut, max_points=max_points))
     return figs
