@@ -19,6 +19,7 @@ from diagnose.expertload.readers.sglang import day_of_name
 from diagnose.ingest.metered import SourceFile
 from diagnose.ingest.walk import iter_sources
 from diagnose.model import Skipped
+from diagnose.model.memberpath import folder
 
 DAY_IN_PATH = regex.compile(r"(?<!\d)(20\d\d)-?(0[1-9]|1[0-2])-?(0[1-9]|[12]\d|3[01])(?!\d)")
 LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".prom")  # and files named metrics: /metrics snapshots
@@ -98,9 +99,7 @@ def holds_loads(rel: str) -> bool:
 
 def folder_of(rel: str) -> str:
     """The folder of a path (inside an archive too: ``a.zip!day/decode/decode_0.csv`` -> ``a.zip!day/decode``)."""
-    rel = rel.replace("\\", "/")
-    cut = max(rel.rfind("/"), rel.rfind("!"))
-    return rel[:cut] if cut >= 0 else ""
+    return folder(rel)
 
 
 def natural_key(text: str) -> tuple:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from diagnose.model.memberpath import segments
 
 # Folder names that collectors and people use for one machine of a cluster.
 _NODE_DIR = re.compile(
@@ -18,7 +19,7 @@ _NODE_DIR = re.compile(
 
 def node_from_path(path: str) -> str | None:
     """The last folder (or archive member folder) of ``path`` that names a node, if any."""
-    parts = [p for p in path.replace("\\", "/").replace("!", "/").split("/")[:-1] if p]
+    parts = segments(path)[:-1]
     for part in reversed(parts):
         name = part
         for suffix in (".tar.gz", ".tgz", ".tar", ".zip"):

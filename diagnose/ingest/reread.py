@@ -12,13 +12,14 @@ import gzip
 import os
 
 from diagnose.ingest.names import candidates
+from diagnose.model.memberpath import in_archive
 
 _BLOCK = 8 * 1024 * 1024
 
 
 def read_lines(path: str, wanted: set[int]) -> dict[int, str]:
     """{line number: text} for the wanted 1-based line numbers found in ``path``; {} if it cannot be read."""
-    if not wanted or "!" in path:
+    if not wanted or in_archive(path):
         return {}
     # The path is in its display form (ingest/names.py): a name that was not UTF-8 is found again by its bytes.
     path = next((real for real in candidates(path) if os.path.isfile(real)), None)

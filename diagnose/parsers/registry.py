@@ -21,6 +21,7 @@ from diagnose.parsers.families import cann, oom, tracebacks as traceback
 from diagnose.parsers.kinds import generic
 from diagnose.parsers.lineframe import ANSI, BARE_SGR
 from diagnose.parsers.kind import BundlePass, Location, Panel, Parser, SourceKind, head_only
+from diagnose.model.memberpath import base_name
 
 def _collect() -> tuple[SourceKind, ...]:
     """Every ``SOURCE``/``SOURCES`` declared by a module of this package (the generic text kind aside)."""
@@ -139,7 +140,7 @@ def sniff(name: str, lines: list[str]) -> str:
     a name breaks ties; with no line of any kind, a specific name decides, else ``unknown``. A mixed stream
     is classified by what most of it is; its parser keeps the other lines as raw records. Python source
     that no result kind claims is ``SOURCE_CODE`` (not read: see pipeline/reading.py)."""
-    base = name.replace("\\", "/").rsplit("/", 1)[-1].rsplit("!", 1)[-1]
+    base = base_name(name)
     if base.lower().endswith(".gz"):
         base = base[:-3]
     for kind in _DECIDING:

@@ -26,6 +26,7 @@ from diagnose.parsers.lineframe import FileContext, lines_frame
 from diagnose.preflight import checks, launch as launch_mod, modelcard
 from diagnose.preflight.origins import Sources, fact_origins
 from diagnose.model.derived import Origins, add as add_origins
+from diagnose.model.memberpath import base_name
 
 MAX_TAP_BYTES = 64 * 1024 * 1024
 _MODEL_FILES = {modelcard.CONFIG, modelcard.INDEX, modelcard.QUANT_DESC}
@@ -44,7 +45,7 @@ class Tap:
             # `rel` drops a `.gz` suffix: a compressed weight map is the same input.
             shown = getattr(item, "path", "")
             rel = getattr(item, "rel", None) or shown
-            name = posixpath.basename(rel.replace("\\", "/").rsplit("!", 1)[-1])
+            name = base_name(rel)
             key = shown[:-3] if shown.endswith(".gz") and not rel.endswith(".gz") else shown
             size = getattr(item, "size", None)
             if hasattr(item, "open") and (name in _MODEL_FILES or _SCRIPT.search(name)) and (size or 0) <= MAX_TAP_BYTES:

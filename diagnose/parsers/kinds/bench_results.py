@@ -25,6 +25,7 @@ from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.kinds.bench_console import summary_signals
 from diagnose.parsers.lineframe import FileContext
 from diagnose.parsers.kind import SourceKind
+from diagnose.model.memberpath import base_name
 
 KIND = "vllm-bench"
 
@@ -66,7 +67,7 @@ _SETUP_TEXTS = {"model_id": "bench_model", "model_name": "bench_model", "model":
 
 def run_label(path: str) -> str:
     """The file stem without timestamps: what pairs a baseline result file with this run's."""
-    base = path.replace("\\", "/").rsplit("/", 1)[-1].rsplit("!", 1)[-1]
+    base = base_name(path)
     stem = re.sub(r"\.(?:json|jsonl|txt|log|csv|md|out)$", "", base, flags=re.I)
     return _STAMP.sub("", stem) or stem
 

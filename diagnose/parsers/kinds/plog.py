@@ -29,6 +29,7 @@ from diagnose.parsers.families.cann import block_signals, runtime_code_expr
 from diagnose.parsers.families.tracebacks import exception_signals
 from diagnose.parsers.lineframe import FileContext, datetime_from_parts, full_date_expr, group_events
 from diagnose.parsers.kind import Location, SourceKind
+from diagnose.model.memberpath import segments
 
 KIND = "plog"
 
@@ -62,7 +63,7 @@ def _first_group(col: str, pattern: str, n: int) -> pl.Expr:
 
 def file_ids(path: str) -> tuple[int | None, int | None]:
     """(pid, device) from a plog/device log path (one string: Python's re, not a polars query per file)."""
-    path = path.replace("\\", "/").replace("!", "/")
+    path = "/".join(segments(path))
     dev_dir, num = re.search(_DEVICE_DIR, path), re.search(_FILE_PID, path)
     dev_dir, num = (dev_dir.group(1) if dev_dir else None), (num.group(1) if num else None)
     is_device_file = re.search(_SLOG_DEVICE, path) is not None

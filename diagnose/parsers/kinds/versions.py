@@ -33,6 +33,7 @@ from diagnose.scan.fastregex import dfa_safe
 from diagnose.ingest.nodes import node_from_path
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.lineframe import FileContext
+from diagnose.model.memberpath import segments
 
 KIND = "version-info"
 
@@ -90,7 +91,7 @@ def _component(col: pl.Expr) -> pl.Expr:
 
 def _own_path(path: str) -> str:
     """The part of a file's path that may name its component: the last folders, and the name of a known file."""
-    parts = path.replace("\\", "/").replace("!", "/").split("/")
+    parts = segments(path) or [""]
     base = parts[-1]
     known = base if base in ("version.cfg",) or base.endswith("_install.info") else ""
     return "/" + "/".join(parts[-5:-1]) + "/" + known

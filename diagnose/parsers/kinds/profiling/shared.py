@@ -10,6 +10,7 @@ import polars as pl
 from diagnose.bounded import Malformed, json_loads
 from diagnose.model import conform_records, conform_signals, empty_signals
 from diagnose.parsers.lineframe import FileContext
+from diagnose.model.memberpath import base_name
 
 KIND = "profiler"
 
@@ -34,8 +35,6 @@ EPOCH_US = (1.4e15, 2.3e15)  # 2014..2042: start times that are wall-clock micro
 MAX_LIST = 6
 
 
-def base_name(path: str) -> str:
-    return path.replace("\\", "/").replace("!", "/").rsplit("/", 1)[-1]
 
 
 # --- rank and folder ------------------------------------------------------------------------------
