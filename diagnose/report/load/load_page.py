@@ -201,7 +201,7 @@ def _inputs(result: dict[str, Any], msg: Messages) -> list[str]:
 
 def render(typed: ExpertLoadResult, lang: str = "en") -> str:
     result = worded(typed, messages(lang))
-    from plotly.offline import get_plotlyjs
+    from plotly.offline import get_plotlyjs  # deferred: plotly (4 MB of JS, only for the expert-load page)
 
     msg = messages(lang)
     w = result["window"]

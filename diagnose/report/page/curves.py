@@ -17,6 +17,7 @@ import polars as pl
 
 from diagnose.messages import Messages
 from diagnose.model import Finding, Report
+from diagnose.model.series import with_series
 from diagnose.report.page.kit import e
 from diagnose.report.page.markup import plot_time
 
@@ -65,9 +66,7 @@ def y_range(unit: str, ymin: float, ymax: float, lines: list[float]) -> list[flo
 
 def curve_figures(report: Report, ths: dict[str, list[dict]], findings: list[Finding], max_points: int,
                   notes: list[str], msg: Messages) -> list[tuple[str, Any]]:
-    import plotly.graph_objects as go
-
-    from diagnose.model.series import with_series
+    import plotly.graph_objects as go  # deferred: plotly (4 MB of JS, only for the incident page's curves)
 
     signals = with_series(report.signals, report.series)  # every periodic sample, not only those rules saw
     if signals is None or signals.height == 0:
