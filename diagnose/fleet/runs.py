@@ -36,8 +36,7 @@ def extract_node(paths: list[str], store: Store, node: str, cluster: str, settin
     meta: dict = {"roots": list(paths), "first_path": _first_path(parsed, paths),
                   "coverage": report.coverage.status if report.coverage is not None else None,
                   "findings": len(report.findings)}
-    if got.has_dumps:  # the expert-load analysis loads only for a node with dumps
-
+    if got.has_dumps:
         loaded = load(list(paths))
         more, meta["expert"] = expert.to_tables(loaded, read_signals(loaded.logs, EPLB_SIGNALS))
         tables.update(more)

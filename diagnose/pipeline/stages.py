@@ -41,8 +41,6 @@ from diagnose.pipeline.settings import Settings
 from diagnose.analysis.rank import rank_findings
 from diagnose.analysis.timeline_events import timeline_frame
 from diagnose.pipeline.dating import date_records, redate
-from diagnose.preflight.tap import Tap
-from diagnose.validation import apply_validation
 
 
 @dataclass
@@ -164,6 +162,7 @@ def bundle_stages() -> list[Stage]:
 
 def gather(sources: Iterable, settings: Settings, filters: RuleFilters, progress: Progress | None = None) -> Parsed:
     """The read stage and the node stages: what one node's files give on their own."""
+    from diagnose.preflight.tap import Tap  # deferred: start-up (the preflight room, not for --help)
     tap = None
     if settings.kind is None:  # model JSON files and launch scripts in a bundle: see diagnose/preflight/tap.py
         tap = Tap()
@@ -202,6 +201,7 @@ def read_paths(paths: list[str], settings: Settings, filters: RuleFilters, progr
 
 def _validate(run: Run) -> None:
     """Benchmark/accuracy results against --baseline (diagnose/validation)."""
+    from diagnose.validation import apply_validation  # deferred: start-up (the validation room: --baseline only)
     def read_run(path: str):
         earlier = read_paths([path], Settings(since=run.settings.since, until=run.settings.until,
                                                lang=run.settings.lang, budget=run.settings.budget), run.filters)

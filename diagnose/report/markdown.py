@@ -146,7 +146,6 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
     if getattr(report, "unrecognised", None):  # errors no rule explains (diagnose/analysis/signatures.py)
         add(_unrecognised(report, paths, msg))
     if getattr(report, "comparisons", None):  # validation runs: the table the VAL findings refer to
-
         add(comparison_markdown(report, lang) + "\n")
     in_part = coverage.incomplete if coverage is not None else []
     if in_part:

@@ -59,11 +59,9 @@ def render(report: Report, color: bool = False, width: int = 100, lang: str = "e
     elif not report.verdict:
         console.print(Text(msg("text.none"), style="green"))
     if getattr(report, "unrecognised", None):  # errors no rule explains (diagnose/analysis/signatures.py)
-
         console.print()
         console.print(unrecognised(report, msg))
     if getattr(report, "comparisons", None):  # validation runs (diagnose/validation)
-
         console.print()
         console.print(comparison_table(report, lang))
     in_part = coverage.incomplete if coverage is not None else []
