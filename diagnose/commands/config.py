@@ -42,6 +42,7 @@ from typing import Any
 
 from diagnose.bounded import SMALL_FILE, Malformed, NotRegular, read_capped, toml_loads
 from diagnose.engine.selection import split_selectors
+from diagnose.ingest.budget import parse_budget
 from diagnose.model import SEVERITIES
 from diagnose.analysis.suppression import Suppression
 
@@ -210,8 +211,6 @@ class _Reader:
         return tuple(out)
 
     def budget(self, value: Any) -> tuple[str, ...]:
-        from diagnose.ingest.budget import parse_budget
-
         if not isinstance(value, dict):
             self.fail("budget", "must be a table, e.g. budget = { max_file_bytes = \"8G\" }")
             return ()
