@@ -201,6 +201,49 @@ def test_every_module_imports_on_its_own():
     assert out.stdout.strip() == "[]"
 
 
+
+# An import inside a function hides a dependency from the top of its module; it is allowed only where it defers a
+# heavy or optional module (plotly, rich.markdown, Ray, fsspec, the message index, a room a command alone needs), and
+# then says so on the same line, in one form: ``# deferred: <what> (<why>)`` or ``# deferred: cycle <a> -> <b>``.
+DEFERRED = "# deferred:"
+
+
+def _unexplained_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, statement) of every import inside a function of ``path`` whose lines carry no ``# deferred:`` reason."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    out = []
+
+    def walk(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if in_function and isinstance(child, (ast.Import, ast.ImportFrom)):
+                if not any(DEFERRED in line for line in lines[child.lineno - 1:child.end_lineno]):
+                    out.append((child.lineno, ast.unparse(child)))
+            walk(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+    walk(ast.parse(text), False)
+    return out
+
+
+def test_every_import_inside_a_function_says_why_it_is_deferred():
+    bad = [f"{path.relative_to(ROOT)}:{line}: {stmt}" for path in MODULES.values()
+           for line, stmt in _unexplained_imports(path)]
+    assert not bad, (
+        "imports inside functions without a reason; move each to the top of its module, or, when it defers a heavy "
+        "or optional module, say why on the same line: `import plotly.graph_objects as go  # deferred: plotly "
+        "(4 MB of JS, only for the page)`, `# deferred: start-up (diagnose --help stays fast)` or "
+        "`# deferred: cycle <a> -> <b>`:\n" + "\n".join(bad))
+
+
+def test_the_reason_check_finds_an_import_without_a_reason(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("import os\n\n\ndef f():\n    import re\n    import json  # deferred: start-up (a test)\n"
+                      "    from diagnose import (\n        cli,  # deferred: cycle m -> diagnose.cli\n    )\n\n\n"
+                      "class C:\n    def g(self):\n        async def h():\n            import gzip\n",
+                      encoding="utf-8")
+    assert _unexplained_imports(module) == [(5, "import re"), (15, "import gzip")]
+
+
 # The expert-load rooms (shared/reference/architecture.md): the analysis is a pass, so it reads only the layers
 # below it (parsers, knowledge, ingest, scan, the ground); its words are report/load's, which reads only model/,
 # the message catalog and report's own helpers; the command alone wires the two with the pipeline.
