@@ -10,9 +10,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from diagnose.knowledge.harvest.build import build
-from diagnose.knowledge.harvest.pin import entry
-from diagnose.knowledge.harvest.table import rewrite, size_table
 from diagnose.knowledge.indexfile import index_path, knowledge_dir
 
 
@@ -38,11 +35,14 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--only", action="append", default=[], help="harvest only these projects (a trial run)")
     args = parser.parse_args(argv)
     if args.command == "table":
+        from diagnose.knowledge.harvest.table import rewrite, size_table
         args.doc.write_text(rewrite(args.doc, size_table()), encoding="utf-8")
         return 0
     if args.command == "pin":
+        from diagnose.knowledge.harvest.pin import entry
         sys.stdout.write(entry(args.spec, args.include, args.origin))
         return 0
+    from diagnose.knowledge.harvest.build import build
     git_dirs = {k: Path(v) for k, _, v in (g.partition("=") for g in args.git)}
     return build(args.sources, args.out, git_dirs, args.git_root, args.find_links, set(args.only))
 
