@@ -8,7 +8,9 @@ PATH...`` and ``diagnose -- PATH...`` always read paths.
 
 from __future__ import annotations
 
+import difflib
 import gc
+import importlib
 import sys
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from diagnose.commands.console import COLOR_CHOICES, default_lang
 from diagnose.commands.expert_load import expert_load
 from diagnose.commands.extract import extract
 from diagnose.commands.fleet import fleet_group
+from diagnose.commands.interrupts import Stopped, report_stopped, stop_on_signals
 from diagnose.commands.preflight import preflight
 from diagnose.commands.rules import rules_group
 from diagnose.messages import messages
@@ -30,8 +33,6 @@ def run(args: list[str] | None = None) -> None:
     line and exit 130 / 143 (diagnose/commands/interrupts.py), then an exit without Python's last collection, which
     would walk every object of polars and of the run (30-40 ms, a tenth of a small run) when the process is
     about to give all its memory back anyway."""
-    from diagnose.commands.interrupts import Stopped, report_stopped, stop_on_signals
-
     code = 0
     try:
         with stop_on_signals():
@@ -67,8 +68,6 @@ def _near_command(word: str, commands: list[str]) -> str | None:
     """The subcommand ``word`` is a typo of (``rulse`` for ``rules``), when ``word`` is no path that exists and
     looks like a command (a bare word, not a path or an option): ``diagnose rulse`` then says "did you mean",
     as click does, and exits 2, instead of reading a missing path."""
-    import difflib
-
     if not word or word.startswith("-") or any(c in word for c in "/.\\") or Path(word).exists():
         return None
     found = difflib.get_close_matches(word, commands, n=1, cutoff=0.7)
@@ -120,8 +119,6 @@ class _Lazy(click.Command):
         self._where = (module, attribute)
 
     def _real(self) -> click.Command:
-        import importlib
-
         module, attribute = self._where
         return getattr(importlib.import_module(module), attribute)
 

@@ -19,11 +19,14 @@ write an English SARIF and a Chinese page, and no decision ever reads a sentence
 from __future__ import annotations
 
 import html
+import os
 import re
 import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from diagnose.cache import parsed_tomls
 
 LANGS = ("en", "zh")
 CATALOG_FILE = Path(__file__).with_name("messages.toml")
@@ -32,8 +35,6 @@ CATALOG_FILE = Path(__file__).with_name("messages.toml")
 @cache
 def catalog() -> dict[str, dict[str, Any]]:
     """``"table.key"`` -> ``{"en": ..., "zh": ..., "term": bool}`` (tables may nest: ``page.timeline.title``)."""
-    from diagnose.cache import parsed_tomls
-
     cached = parsed_tomls([CATALOG_FILE], prefix="messages-")  # JSON in the cache folder: 1 ms, not 15
     if cached is not None:
         try:
@@ -308,8 +309,6 @@ def messages(lang: str | None = "en") -> Messages:
 def locale_lang() -> str:
     """The language of the environment: ``DIAGNOSE_LANG``, else the locale (``LC_ALL``, ``LC_MESSAGES``,
     ``LANG``); Chinese for any ``zh*`` or ``cn*``, else English."""
-    import os
-
     for var in ("DIAGNOSE_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(var, "")
         if value:

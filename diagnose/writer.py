@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import IO, BinaryIO, Iterator
 
+import click
+
 
 class WriteFailed(Exception):
     """An output that could not be written: ``what`` (the option that named it, or ``stdout``/``stderr``),
@@ -105,8 +107,6 @@ def write_folder(target: str | os.PathLike, files: dict[str, str | bytes], what:
 def write_stream(text: str, err: bool = False, color: bool | None = None) -> None:
     """``text`` on standard output (or error); raise WriteFailed on a full disk. ``color``: as click.echo's
     (None: colour codes kept only on a terminal)."""
-    import click
-
     stream = sys.stderr if err else sys.stdout
     try:
         click.echo(text, nl=False, err=err, color=color)

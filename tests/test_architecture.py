@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from diagnose.knowledge.indexfile import harvester_files
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "diagnose"
 MAX_LINES = 450
@@ -199,6 +201,58 @@ def test_every_module_imports_on_its_own():
     out = subprocess.run([sys.executable, "-c", script, *names], capture_output=True, text=True, cwd=ROOT,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+
+# An import inside a function hides a dependency from the top of its module; it is allowed only where it defers a
+# heavy or optional module (plotly, rich.markdown, Ray, fsspec, the message index, a room a command alone needs), and
+# then says so on the same line, in one form: ``# deferred: <what> (<why>)`` or ``# deferred: cycle <a> -> <b>``.
+DEFERRED = "# deferred:"
+# Files whose bytes the committed message index pins (knowledge/indexfile.py harvester_sha256): editing one makes
+# the index stale until `python -m diagnose.knowledge.harvest` runs again, so their imports move at the next harvest.
+PINNED = {"diagnose/knowledge/harvest/__main__.py"}
+
+
+def _unexplained_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, statement) of every import inside a function of ``path`` whose lines carry no ``# deferred:`` reason."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    out = []
+
+    def walk(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if in_function and isinstance(child, (ast.Import, ast.ImportFrom)):
+                if not any(DEFERRED in line for line in lines[child.lineno - 1:child.end_lineno]):
+                    out.append((child.lineno, ast.unparse(child)))
+            walk(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+    walk(ast.parse(text), False)
+    return out
+
+
+def test_every_import_inside_a_function_says_why_it_is_deferred():
+    bad = [f"{path.relative_to(ROOT)}:{line}: {stmt}" for path in MODULES.values()
+           if path.relative_to(ROOT).as_posix() not in PINNED for line, stmt in _unexplained_imports(path)]
+    assert not bad, (
+        "imports inside functions without a reason; move each to the top of its module, or, when it defers a heavy "
+        "or optional module, say why on the same line: `import plotly.graph_objects as go  # deferred: plotly "
+        "(4 MB of JS, only for the page)`, `# deferred: start-up (diagnose --help stays fast)` or "
+        "`# deferred: cycle <a> -> <b>`:\n" + "\n".join(bad))
+
+
+def test_the_pinned_files_are_still_pinned():
+    """An exemption that outlived its reason is dropped: each pinned file is still one the index hashes."""
+    hashed = {p.resolve().relative_to(ROOT).as_posix() for p in harvester_files()}
+    assert PINNED <= hashed
+
+
+def test_the_reason_check_finds_an_import_without_a_reason(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("import os\n\n\ndef f():\n    import re\n    import json  # deferred: start-up (a test)\n"
+                      "    from diagnose import (\n        cli,  # deferred: cycle m -> diagnose.cli\n    )\n\n\n"
+                      "class C:\n    def g(self):\n        async def h():\n            import gzip\n",
+                      encoding="utf-8")
+    assert _unexplained_imports(module) == [(5, "import re"), (15, "import gzip")]
 
 
 # The expert-load rooms (shared/reference/architecture.md): the analysis is a pass, so it reads only the layers

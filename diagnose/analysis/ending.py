@@ -28,6 +28,7 @@ import polars as pl
 
 from diagnose.knowledge import categories
 from diagnose.knowledge.benign import benign_mask
+from diagnose.knowledge.code_tables import builtin_tables, classify as classify_code
 from diagnose.knowledge.endings import builtin_endings, ending_ids
 from diagnose.messages import Phrase
 from diagnose.model import Evidence, Finding, SourceSite
@@ -192,7 +193,7 @@ def ending_category(message: str) -> str | None:
 
 def lookup_site(error: TheError) -> SourceSite | None:
     """The message index's site of the error's message (the class-prefixed form first), with its link."""
-    from diagnose.knowledge.index import message_index  # loaded only for a run that ended abnormally
+    from diagnose.knowledge.index import message_index  # deferred: the message index (abnormal ends only)
 
     said = [f"{error.exception}: {error.message}"] if error.exception else []
     said.append(error.message)
@@ -225,8 +226,6 @@ def codes_near(records: pl.DataFrame, error: TheError, lines: int = 30) -> list[
 def code_category(codes: list[str]) -> str | None:
     """The category the code tables give the first code that names one: a listed, specific code's, else the class
     of a CANN code (its module letter says the layer even for an inner error)."""
-    from diagnose.knowledge.code_tables import builtin_tables, classify as classify_code
-
     fallback = None
     for code in codes:
         family = next((name for form, name in _FAMILY_OF if form.fullmatch(code)), None)

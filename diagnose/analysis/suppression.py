@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from diagnose.model import Signature, SuppressedFinding, SuppressedSignature
@@ -63,8 +63,6 @@ def _signature_pattern(signature: str) -> re.Pattern:
 def resolve_rules(suppressions: tuple[Suppression, ...], keys) -> tuple[tuple[Suppression, ...], list[str]]:
     """The suppressions with each rule given by name or former id replaced by its id, and an error for each
     that names none of ``keys`` (engine.rule_selection.RuleKey: the loaded rules and the root-cause id)."""
-    from dataclasses import replace
-
     ids = {}
     for k in keys:
         ids[k.id.upper()] = k.id

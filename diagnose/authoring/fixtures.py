@@ -6,6 +6,7 @@ rule), whether the rule must fire, and where (``lines``: the evidence lines it m
 
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ from diagnose.engine.run import run_rules
 from diagnose.messages import messages
 from diagnose.ingest.walk import SourceFile
 from diagnose.ingest.nodes import node_from_path
+from diagnose.pipeline import Settings, filters_for, read
 
 
 @dataclass
@@ -34,16 +36,12 @@ def run_rule_tests(rules: list[Rule]) -> list[TestResult]:
 
 def evaluate(rule: Rule, log: str, path: str, kind: str | None, lang: str = "en"):
     """Findings of ``rule`` alone on one in-memory log. Used by rule tests and pytest."""
-    from diagnose.pipeline import Settings, filters_for, read
-
     parsed = read([_source(p, text) for p, text in _split_files(log, path)], Settings(kind=kind), filters_for([rule]))
     findings, errors = run_rules([rule], parsed.records, parsed.signals, lang, parsed.texts, parsed.series)
     return findings, errors + parsed.errors
 
 
 def _source(path: str, text: str) -> SourceFile:
-    import io
-
     data = text.encode("utf-8")
     return SourceFile(path=path, rel=path, node=node_from_path(path), size=len(data), mtime=None,
                       open=lambda: io.BytesIO(data))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from diagnose.parsers import registry
+
 SHARED = "any"  # the families every log kind can carry (CANN error blocks, OOM messages, tracebacks)
 
 _UNIT_IN_TEXT = re.compile(r",\s*(tokens/s|req/s|s|ms|us|GiB|GB|MB|W|%|points|degrees C)\s*(?:\(|$)")
@@ -61,8 +63,6 @@ def unit_of(name: str, meaning: str) -> str:
 
 def signal_docs() -> list[SignalDoc]:
     """Every documented signal, by kind in registry order, then the shared families."""
-    from diagnose.parsers import registry
-
     shared = dict(registry.SHARED_SIGNALS)
     out = []
     for source in (*registry.KINDS, registry.UNKNOWN):

@@ -3,10 +3,19 @@ line) and a near-miss fixture (the same line with a literal word changed), writt
 
 from __future__ import annotations
 
+import io
+import re
+from pathlib import Path
+
 import polars as pl
 
+from diagnose.authoring.fixtures import run_rule_tests
 from diagnose.bounded import REPORT_BYTES, json_loads, read_capped
+from diagnose.engine.rulefile import RuleError, load_rule
+from diagnose.ingest.walk import SourceFile
 from diagnose.knowledge.masks import TOKEN_PATTERNS, mask_text
+from diagnose.model import CATEGORIES
+from diagnose.pipeline import RuleFilters, Settings, read
 from diagnose.writer import WriteFailed, write_file
 
 _TOKEN = r"<(?:TS|UUID|REQ|IP|PORT|PATH|SIZE|HEX|PID|RANK|DEV|N)>"
@@ -31,16 +40,12 @@ def _literal(text: str, space: str = r"\s+") -> str:
 
 def signature_regex(signature: str, space: str = r"\s+") -> str:
     """A rule regex for a signature: literal parts escaped, masked parts as the patterns they stand for."""
-    import re
-
     parts = re.split(f"({_TOKEN})", signature.strip())
     return "".join(TOKEN_PATTERNS[p] if p in TOKEN_PATTERNS else _literal(p, space) for p in parts if p)
 
 
 def sample_line(signature: str) -> str:
     """A message the signature stands for (masked parts filled with sample values)."""
-    import re
-
     return re.sub(_TOKEN, lambda m: _SAMPLES[m.group(0)], signature)
 
 
@@ -51,8 +56,6 @@ def _matches(pattern: str, text: str) -> bool:
 def near_miss(message: str, signature: str, pattern: str) -> str:
     """The message with the signature's literal words changed (case swapped) until the pattern no longer
     matches: a line that looks the same but is not this error."""
-    import re
-
     literal = re.sub(_TOKEN, " ", signature)
     words = sorted({w for w in re.findall(r"[A-Za-z]{3,}", literal) if re.search(r"[a-z]", w)},
                    key=lambda w: (-len(w), w))
@@ -71,8 +74,6 @@ _STOP = {"the", "and", "for", "with", "this", "that", "from", "some", "are", "wa
 
 
 def _kebab(signature: str) -> str:
-    import re
-
     words: list[str] = []
     for w in re.findall(r"[A-Za-z]{3,}", re.sub(_TOKEN, " ", signature)):
         w = w.lower()
@@ -156,11 +157,6 @@ def starter_rule(signature: str, example_text: str, example_message: str, *, sou
 
 def parse_line(line: str, kind: str | None) -> tuple[str, str | None, str | None]:
     """(message, source, level) of one log line as the parsers read it (kind sniffed when None)."""
-    import io
-
-    from diagnose.ingest.walk import SourceFile
-    from diagnose.pipeline import RuleFilters, Settings, read
-
     data = (line.rstrip("\n") + "\n").encode("utf-8")
     path = "example.log" if kind is None else f"example-{kind}.log"
     src = SourceFile(path=path, rel=path, node=None, size=len(data), mtime=None, open=lambda: io.BytesIO(data))
@@ -174,13 +170,6 @@ def parse_line(line: str, kind: str | None) -> tuple[str, str | None, str | None
 def write_starter_rule(*, from_report=None, index=1, signature=None, example=None, kind=None, out_dir,
                        rule_id=None, name=None, category="engine", severity=None) -> tuple[int, list[tuple[str, bool]]]:
     """`diagnose rules new`: (exit code, [(message, to stderr)]). Writes the file, then runs its fixtures."""
-    import re
-    from pathlib import Path
-
-    from diagnose.authoring.fixtures import run_rule_tests
-    from diagnose.engine.rulefile import RuleError, load_rule
-    from diagnose.model import CATEGORIES
-
     msgs: list[tuple[str, bool]] = []
     if bool(from_report) == bool(signature):
         return 2, [("diagnose: error: give one of --from-report FILE or --from-signature SIG", True)]

@@ -29,6 +29,7 @@ from diagnose.collect.gather import Found, gather
 from diagnose.collect.places import Launch, launches, model_files, roots
 from diagnose.ingest.nodes import node_from_path
 from diagnose.parsers import registry
+from diagnose.report.redact import Redactor
 
 COMMAND_TIMEOUT_S = 30.0
 
@@ -56,8 +57,6 @@ def collect(request: Request, stream: BinaryIO) -> dict:
     redactor = None
     node = node_folder(request.node)
     if request.redact:
-        from diagnose.report.redact import Redactor  # masks as the reports' --redact does
-
         redactor = Redactor()
         redactor.add_hosts([request.node])
         node = node_folder(redactor.text(request.node) or "localhost")

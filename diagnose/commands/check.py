@@ -7,14 +7,22 @@ import sys
 
 import click
 
+from diagnose.analysis.gate import GateOptions
+from diagnose.analysis.known import read_report
 from diagnose.commands import configured
 from diagnose.commands.console import (
     EXIT_OUTPUT_FAILED, EXIT_USAGE, LANG_TYPE, SEVERITY_CHOICES, color_choice, color_option, default_lang, lang_value,
     parse_time, use_color, width,
 )
+from diagnose.commands.interrupts import speak
 from diagnose.commands.outputs import MACHINE, deliver, extras_of, main_format, output_options, put_stream
 from diagnose.commands.exitcodes import exit_code
+from diagnose.commands.progress import progress_reporter
+from diagnose.engine import load_rules
 from diagnose.ingest.names import display
+from diagnose.messages import messages
+from diagnose.pipeline import Settings, diagnose, filters_for, read_paths
+from diagnose.report import render
 
 
 @click.command("check")
@@ -65,15 +73,6 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
     Exit codes: 0 clean, 1 findings, 2 usage, 3 incomplete, 4 nothing analysed, 5 partial coverage,
     6 an output not written, 130/143 interrupted (docs/ci.md).
     """
-    from diagnose.engine import load_rules
-    from diagnose.analysis.gate import GateOptions
-    from diagnose.analysis.known import read_report
-    from diagnose.commands.interrupts import speak
-    from diagnose.messages import messages
-    from diagnose.pipeline import Settings, diagnose, filters_for, read_paths
-    from diagnose.commands.progress import progress_reporter
-    from diagnose.report import render
-
     fmt, extras = main_format(fmt, output, lang or default_lang()), extras_of(outputs)
     cfg = configured.file_config(config_file, no_config)  # command-line options win over the file
     fail_on = fail_on or cfg.fail_on or "error"
@@ -96,7 +95,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
     if fail_on_new and read_report(baseline) is None:
         configured.fail("--fail-on-new needs --baseline REPORT.json, an earlier diagnose JSON report")
     if baseline and baseline.lower().endswith(".toml"):  # a broken baseline TOML is a configuration error
-        from diagnose.validation import load_baseline
+        from diagnose.validation import load_baseline  # deferred: start-up (--baseline only)
 
         for err in load_baseline(baseline).errors:
             click.echo(f"diagnose: error: {err}", err=True)
@@ -122,7 +121,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
         if progress is not None:
             progress.phase("report")
         if redact:
-            from diagnose.report.redact import redact_report
+            from diagnose.report.redact import redact_report  # deferred: start-up (only --redact needs it)
 
             report = redact_report(report)
         # Every path given is missing: a usage error, no report (checked below, once the line is erased).

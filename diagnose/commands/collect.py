@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from diagnose.commands.console import LANG_TYPE, lang_value
+from diagnose.commands.console import default_lang, LANG_TYPE, lang_value
 
 from diagnose.collect import Request, collect as gather_bundle
 from diagnose.collect.bundle import Caps
@@ -41,8 +41,6 @@ def collect(output, since, redact, max_file_bytes, max_total_bytes, home, sysroo
     and model description files they name. Sizes are capped, links are never followed out of the folders
     collected, and a manifest inside says what was found and what was not. Read it back with
     `diagnose BUNDLE.tar.gz`."""
-    from diagnose.commands.console import default_lang
-
     msg = messages(lang or default_lang())
     node = resolve_node(node_name)
     request = Request(node=node, home=Path(home).expanduser() if home else Path.home(), sysroot=Path(sysroot),

@@ -44,8 +44,10 @@ from typing import Any
 
 from diagnose.bounded import SMALL_FILE, Malformed, NotRegular, read_capped, toml_loads
 from diagnose.engine.selection import split_selectors
+from diagnose.ingest.budget import parse_budget
 from diagnose.model import SEVERITIES
 from diagnose.analysis.suppression import Suppression
+from diagnose.report.formats import names
 
 FILE_NAMES = (".diagnose.toml", "pyproject.toml")
 LANGS = ("en", "zh")
@@ -215,8 +217,6 @@ class _Reader:
         return tuple(out)
 
     def output_lang(self, value: Any) -> tuple[tuple[str, str], ...]:
-        from diagnose.report.formats import names
-
         if not isinstance(value, dict):
             self.fail("output-lang", "must be a table, e.g. output-lang = { html = \"zh\", sarif = \"en\" }")
             return ()
@@ -231,8 +231,6 @@ class _Reader:
         return tuple(out)
 
     def budget(self, value: Any) -> tuple[str, ...]:
-        from diagnose.ingest.budget import parse_budget
-
         if not isinstance(value, dict):
             self.fail("budget", "must be a table, e.g. budget = { max_file_bytes = \"8G\" }")
             return ()

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import click
 
+from diagnose.analysis.suppression import resolve_rules
+from diagnose.commands.config import ConfigError, find
 from diagnose.commands.console import EXIT_USAGE, default_lang
+from diagnose.commands.outputs import Languages
+from diagnose.engine.rulefile import CODES_DIR
+from diagnose.engine.selection import RuleKey, RuleSelection, select_rules, split_selectors, UnknownSelector
+from diagnose.ingest.budget import parse_budget
+from diagnose.pipeline import SYNTHETIC_RULES, load_all_rules
 
 
 def config_options(fn):
@@ -42,8 +49,6 @@ def fail(messages) -> None:
 
 def file_config(config_file: str | None, no_config: bool):
     """The diagnose.commands.config.FileConfig that applies (an empty one with --no-config)."""
-    from diagnose.commands.config import ConfigError, find
-
     if config_file and no_config:
         fail("--config and --no-config exclude each other")
     if config_file and not Path(config_file).is_file():
@@ -56,8 +61,6 @@ def file_config(config_file: str | None, no_config: bool):
 
 def selection(cfg, select, ignore) -> tuple:
     """The layers, lowest priority first: the file's select/ignore, then the command line's."""
-    from diagnose.engine.selection import RuleSelection, split_selectors
-
     layers = []
     if cfg.select is not None or cfg.ignore:
         layers.append(RuleSelection(cfg.select, cfg.ignore, origin=cfg.origin))
@@ -76,8 +79,6 @@ def rule_dirs(cfg, cli_dirs) -> tuple[Path, ...]:
 
 def warn_empty_rule_dirs(dirs) -> None:
     """A rules folder without a rule file is most likely the wrong folder: say so, on standard error."""
-    from diagnose.engine.rulefile import CODES_DIR
-
     for folder in map(Path, dirs):
         if folder.is_dir() and not any(CODES_DIR not in p.relative_to(folder).parts[:-1] for p in folder.rglob("*.toml")):
             click.echo(f"diagnose: warning: {folder}: no rule files (*.toml) in this rules folder", err=True)
@@ -85,8 +86,6 @@ def warn_empty_rule_dirs(dirs) -> None:
 
 def budget(cfg, items):
     """The file's budget with each --budget KEY=SIZE over it."""
-    from diagnose.ingest.budget import parse_budget
-
     try:
         return parse_budget(list(cfg.budget) + list(items))
     except ValueError as exc:
@@ -100,18 +99,12 @@ def language(cfg, lang: str | None) -> str:
 def languages(cfg, output_lang: dict[str, str], lang: str):
     """Each output's language: the command line's ``--output-lang`` over the file's ``output-lang``, and the
     run's language (``lang``, already merged by ``language``) for the formats neither names."""
-    from diagnose.commands.outputs import Languages
-
     return Languages(lang, {**dict(cfg.output_lang), **dict(output_lang or {})})
 
 
 def catalog(settings):
     """The selected rules and the rule-file errors; the settings with suppressed rules named by their ids.
     A selector or a suppression naming no rule is a usage error."""
-    from diagnose.engine.selection import RuleKey, UnknownSelector, select_rules
-    from diagnose.pipeline import SYNTHETIC_RULES, load_all_rules
-    from diagnose.analysis.suppression import resolve_rules
-
     rules, errors = load_all_rules(settings)
     suppressions, problems = resolve_rules(settings.suppressions, [RuleKey.of(r) for r in rules] + list(SYNTHETIC_RULES))
     if problems:

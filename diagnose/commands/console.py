@@ -14,13 +14,13 @@ from diagnose.commands.exitcodes import (  # noqa: F401 - re-exported for the co
     EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_NOTHING_ANALYSED, EXIT_OUTPUT_FAILED, EXIT_PARTIAL, EXIT_USAGE,
     exit_code,
 )
+from diagnose.commands.outputs import write_or_exit
+from diagnose.messages import locale_lang
 
 SEVERITY_CHOICES = ["info", "warning", "error", "critical"]
 
 
 def default_lang() -> str:
-    from diagnose.messages import locale_lang
-
     return locale_lang()
 
 
@@ -54,8 +54,6 @@ LANG_TYPE = click.Choice(LANG_CHOICES, case_sensitive=False)
 
 def write_output(target: str, text: str, option: str = "-o", lang: str | None = None) -> None:
     """Write one output atomically (diagnose/writer.py); on failure say which and exit 6."""
-    from diagnose.commands.outputs import write_or_exit
-
     write_or_exit(target, text, option, lang or default_lang())
 
 

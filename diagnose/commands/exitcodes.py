@@ -18,6 +18,7 @@ that merely found something. ``--exit-zero`` turns only 1 into 0 (then 5 still s
 
 from __future__ import annotations
 
+from diagnose.analysis.gate import GateOptions, decide
 from diagnose.model.exits import (  # noqa: F401 - the table lives with the report; re-exported for the commands
     EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_NOTHING_ANALYSED, EXIT_OUTPUT_FAILED,
     EXIT_PARTIAL, EXIT_TERMINATED, EXIT_USAGE,
@@ -28,8 +29,6 @@ def exit_code(report, fail_on: str | None = None, exit_zero: bool = False, allow
               allow_partial: bool = False, fail_on_new: bool = False) -> int:
     """The exit code of a finished run (usage errors and failed outputs are decided by the command): the report's
     gate (diagnose/analysis/gate.py) unless options are given here."""
-    from diagnose.analysis.gate import GateOptions, decide
-
     if fail_on is None and report.gate is not None:
         return report.gate.exit_code
     return decide(report, GateOptions(fail_on or "error", exit_zero, allow_empty, allow_partial, fail_on_new)).exit_code

@@ -112,11 +112,11 @@ def expert_load(paths, since, until, top, target, stage, layers, expert_map, fir
         click.echo(msg("cli.warning", text=msg(note.key, **note.params)), err=True)
     result = analyse(loaded, d_since, d_until, stage, top, target, eplb=eplb, advise=advise)
     if fmt == "html":
-        from diagnose.report.load.load_page import render
+        from diagnose.report.load.load_page import render  # deferred: start-up (one renderer per --format)
     elif fmt == "json":
-        from diagnose.report.load.load_json import render
+        from diagnose.report.load.load_json import render  # deferred: start-up (one renderer per --format)
     else:
-        from diagnose.report.load.load_markdown import render
+        from diagnose.report.load.load_markdown import render  # deferred: start-up (one renderer per --format)
     text = render(result, msg.lang)
     if advise:
         for line in advice_lines(result, msg):

@@ -10,6 +10,9 @@ import click
 
 from diagnose.commands import configured
 from diagnose.commands.console import LANG_TYPE, lang_value, EXIT_CLEAN, EXIT_OUTPUT_FAILED, EXIT_USAGE
+from diagnose.ingest.nodes import node_from_path
+from diagnose.messages import messages
+from diagnose.pipeline import Settings, filters_for
 
 
 @click.command("extract")
@@ -35,12 +38,9 @@ def extract(paths, node, cluster, out, rule_dirs, no_builtin_rules, budget_items
     \b
     Exit codes: 0 written, 2 usage (a bad name, a dataset of another schema version), 6 not written.
     """
-    from diagnose.fleet.dataset import NotADataset, SchemaMismatch, check_name
-    from diagnose.fleet.runs import extract_node
-    from diagnose.fleet.store import Store, StoreError
-    from diagnose.ingest.nodes import node_from_path
-    from diagnose.messages import messages
-    from diagnose.pipeline import Settings, filters_for
+    from diagnose.fleet.dataset import NotADataset, SchemaMismatch, check_name  # deferred: start-up (the fleet room)
+    from diagnose.fleet.runs import extract_node  # deferred: start-up (the fleet room)
+    from diagnose.fleet.store import Store, StoreError  # deferred: start-up (the fleet room)
 
     cfg = configured.file_config(config_file, no_config)
     settings = Settings(rule_dirs=configured.rule_dirs(cfg, rule_dirs), builtin_rules=not no_builtin_rules,

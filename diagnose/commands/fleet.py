@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import sys
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import click
 
@@ -15,7 +16,11 @@ from diagnose.commands.console import (
     LANG_TYPE, EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, parse_time, use_color, width, lang_value,
 )
 from diagnose.commands.exitcodes import exit_code
-from diagnose.commands.outputs import MACHINE, deliver, extras_of, main_format, output_options
+from diagnose.commands.outputs import deliver, extras_of, MACHINE, main_format, output_options, put_file
+from diagnose.expertload.metrics import analyse
+from diagnose.messages import messages
+from diagnose.pipeline import Settings, filters_for
+from diagnose.report import render
 
 
 class FleetGroup(click.Group):
@@ -91,12 +96,9 @@ def judge_and_report(dataset, since=None, until=None, cluster=None, expect=(), e
                      exit_zero=False, allow_empty=False, allow_partial=False, rule_dirs=(), no_builtin_rules=False,
                      lang=None, quiet=False, color=None, no_color=False, fmt=None, output=None, config_file=None,
                      no_config=False, select=(), ignore=(), output_lang=None, **outputs):
-    from diagnose.fleet.dataset import NotADataset, SchemaMismatch
-    from diagnose.fleet.runs import judge_fleet, read_fleet
-    from diagnose.fleet.store import Store, StoreError
-    from diagnose.messages import messages
-    from diagnose.pipeline import Settings, filters_for
-    from diagnose.report import render
+    from diagnose.fleet.dataset import NotADataset, SchemaMismatch  # deferred: start-up (the fleet room)
+    from diagnose.fleet.runs import judge_fleet, read_fleet  # deferred: start-up (the fleet room)
+    from diagnose.fleet.store import Store, StoreError  # deferred: start-up (the fleet room)
 
     fmt, extras = main_format(fmt, output), extras_of(outputs)
     cfg = configured.file_config(config_file, no_config)
@@ -142,11 +144,6 @@ def judge_and_report(dataset, since=None, until=None, cluster=None, expect=(), e
 def _expert_report(fleet, settings, target: str, msg) -> str | None:
     """The weekly expert-load report over every node's loads (as ``diagnose expert-load``, in its formats);
     a failure (already said on standard error), or None."""
-    from pathlib import Path
-
-    from diagnose.commands.outputs import put_file
-    from diagnose.expertload.metrics import analyse
-
     if fleet.loaded is None:
         click.echo(msg("cli.warning", text=msg("fleet.no_expert_load", target=target)), err=True)
         return None
@@ -155,11 +152,11 @@ def _expert_report(fleet, settings, target: str, msg) -> str | None:
     result = analyse(fleet.loaded, since, until, "all", 10, 1.15, eplb=fleet.eplb)
     suffix = Path(target).suffix.lower()
     if suffix in (".html", ".htm"):
-        from diagnose.report.load.load_page import render
+        from diagnose.report.load.load_page import render  # deferred: start-up (one renderer per --format)
     elif suffix == ".json":
-        from diagnose.report.load.load_json import render
+        from diagnose.report.load.load_json import render  # deferred: start-up (one renderer per --format)
     else:
-        from diagnose.report.load.load_markdown import render
+        from diagnose.report.load.load_markdown import render  # deferred: start-up (one renderer per --format)
     failures: list[str] = []
     put_file(target, render(result, settings.lang), "--expert-load", settings.lang, failures)
     return failures[0] if failures else None
@@ -180,8 +177,7 @@ def run_command(address, nodes, naming, dataset, paths, **opts):
     node affinity), then judge the fleet as `diagnose fleet DATASET` does. DATASET must be reachable from every
     node: a shared folder or an object store.
     """
-    from diagnose.fleet.fanout import FanoutError, fan_out
-    from diagnose.messages import messages
+    from diagnose.fleet.fanout import FanoutError, fan_out  # deferred: start-up (only fleet run --ray)
 
     msg = messages(configured.language(configured.file_config(opts.get("config_file"), opts.get("no_config")),
                                        opts.get("lang")))

@@ -16,6 +16,7 @@ import sys
 from contextlib import contextmanager
 
 from diagnose.commands.exitcodes import EXIT_INTERRUPTED, EXIT_TERMINATED
+from diagnose.messages import locale_lang, messages
 
 _NAMES = {signal.SIGINT: ("interrupted", "SIGINT, Ctrl-C", EXIT_INTERRUPTED),
           signal.SIGTERM: ("terminated", "SIGTERM", EXIT_TERMINATED)}
@@ -42,8 +43,6 @@ class Stopped(BaseException):
     @property
     def message(self) -> str:
         try:
-            from diagnose.messages import locale_lang, messages
-
             msg = messages(_SPEAKING.get("lang") or locale_lang())
             return msg(f"cli.stopped.{self.what}", signal=self.name)
         except Exception:  # noqa: BLE001 - the stop must be said whatever the catalog's state

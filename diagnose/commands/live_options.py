@@ -12,6 +12,7 @@ import click
 
 from diagnose.commands import configured
 from diagnose.commands.console import LANG_TYPE, lang_value, SEVERITY_CHOICES
+from diagnose.pipeline import Settings
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$", re.IGNORECASE)
 _SCALE = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
@@ -95,8 +96,6 @@ def live_options(default_state: str):
 
 def settings_from(cfg, rule_dirs, lang, select, ignore):
     """The Settings of a live run (the window and the clock are set per tick)."""
-    from diagnose.pipeline import Settings
-
     return Settings(rule_dirs=configured.rule_dirs(cfg, rule_dirs), lang=configured.language(cfg, lang),
                     budget=configured.budget(cfg, ()), selection=configured.selection(cfg, select, ignore),
                     suppressions=cfg.suppressions, timeline=False)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from diagnose.commands.console import LANG_TYPE, lang_value
+from diagnose.commands.console import exit_code, LANG_TYPE, lang_value
 
 from diagnose.commands import configured
 from diagnose.commands.exitcodes import EXIT_OUTPUT_FAILED
@@ -28,8 +28,13 @@ from diagnose.commands.live_options import (
     excluded, live_options, node_name as resolve_node, parse_duration, parse_npus, parse_size, settings_from,
 )
 from diagnose.live import state as live_state
+from diagnose.live.faults import configuration, handling_of
 from diagnose.live.npd_plugin import CHECKS, DEFAULT_MAX_OUTPUT, NPD_UNKNOWN, NPD_USAGE, answer, monitor_config, trim
+from diagnose.live.sinks import MindCluster, TextFile
+from diagnose.live.watcher import Options, Watcher
 from diagnose.messages import messages
+from diagnose.model.live import Tracked
+from diagnose.report import render
 from diagnose.writer import WriteFailed, write_file, write_stream
 
 DEFAULT_STATE = Path(os.environ.get("XDG_STATE_HOME") or Path("~/.local/state").expanduser()) / "diagnose" / "npd"
@@ -121,11 +126,6 @@ def _judge(folder, paths, check_name, config, lang, window, resolve_after, fail_
 def _tick(folder, saved, paths, cfg, lang, window, resolve_after, fail_on, prom_out, mindcluster_out, node_name,
           npus, rule_dirs, backlog, select, ignore) -> dict:
     """One watch tick from the saved state; the new state (what the answer reads)."""
-    from diagnose.commands.console import exit_code
-    from diagnose.live.sinks import MindCluster, TextFile
-    from diagnose.live.watcher import Options, Watcher
-    from diagnose.report import render
-
     node = resolve_node(node_name)
     options = Options(paths=list(paths), window_s=parse_duration(window, "--window"),
                       resolve_after_s=parse_duration(resolve_after, "--resolve-after"), judge_every_s=0.0,
@@ -149,8 +149,6 @@ def _with_handling(item: dict) -> dict:
     """The MindCluster handling level of a hardware fault code the finding carries, for the details."""
     if not (item.get("facts") or {}).get("code"):
         return item
-    from diagnose.live.faults import handling_of
-    from diagnose.model.live import Tracked
 
     try:
         handling = handling_of(Tracked.from_state(item))
@@ -203,8 +201,6 @@ def npd_config(paths, output, state_dir, interval, timeout, max_output_length, c
         else:
             write_stream(text)
         if mindcluster_config:
-            from diagnose.live.faults import configuration
-
             write_file(mindcluster_config, json.dumps(configuration(), indent=2) + "\n", "--mindcluster-config")
     except WriteFailed as exc:
         click.echo(failure_line(exc, lang), err=True)

@@ -7,6 +7,7 @@ rendered by diagnose.report.
 
 from __future__ import annotations
 
+import io
 import sys
 from msgspec.structs import replace
 from pathlib import Path
@@ -14,11 +15,14 @@ from pathlib import Path
 import click
 
 from diagnose.commands.outputs import put_file, put_stream
+from diagnose.ingest.walk import SourceFile
 from diagnose.model.derived import add as add_origins
 from diagnose.commands.console import (
     EXIT_OUTPUT_FAILED, EXIT_USAGE, LANG_TYPE, SEVERITY_CHOICES, color_choice, color_option, default_lang, exit_code,
     lang_value, use_color, width, write_output,
 )
+from diagnose.pipeline import RuleFilters, Settings, diagnose, load_catalog, read
+from diagnose.report import render
 
 
 @click.command("preflight")
@@ -50,12 +54,8 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
     launch settings; reports MTP weights missing, quantization descriptions that do not cover the weights,
     parallel layouts the MLA/MoE kernels reject, and the KV capacity at max-model-len (with the arithmetic).
     """
-    from diagnose.ingest.walk import SourceFile
-    from diagnose.pipeline import RuleFilters, Settings, diagnose, load_catalog, read
-    from diagnose.preflight.checks import Target
-    from diagnose.preflight.facts import LaunchUnreadable, build_facts
-    from diagnose.report import render
-
+    from diagnose.preflight.facts import LaunchUnreadable, build_facts  # deferred: start-up (the preflight room)
+    from diagnose.preflight.checks import Target  # deferred: start-up (the preflight room)
     if sum(bool(x) for x in (serve_cmd, serve_script, mindie_config)) > 1:
         click.echo("diagnose: error: give one of --serve-cmd, --serve-script, --mindie-config", err=True)
         sys.exit(EXIT_USAGE)
@@ -109,6 +109,4 @@ def derive_facts(parsed, inputs, skipped, facts_path: str, text: str, origins) -
 
 
 def _bytes(data: bytes):
-    import io
-
     return io.BytesIO(data)

@@ -18,6 +18,8 @@ import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
+from diagnose.messages import messages
+
 PHASES = ("reading", "parsing", "rules", "report")  # named on the line by the catalog's [progress] texts
 SHOW_AFTER = 1.0  # seconds before the line first appears
 TICK = 0.25  # seconds between redraws
@@ -31,7 +33,6 @@ class LineProgress:
     def __init__(self, stream, total: int | None, lang: str = "en", show_after: float | None = None,
                  clock=time.monotonic):
         self.stream, self.total, self.clock = stream, total, clock
-        from diagnose.messages import messages
 
         msg = messages(lang)
         self.names = {p: msg(f"progress.{p}") for p in PHASES}

@@ -3,15 +3,28 @@ hidden ``rules schemas`` writes docs/schemas.md from the typed structs."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import click
 
+from diagnose.authoring.docs import catalog_markdown, rule_markdown
 from diagnose.commands import configured
 from diagnose.commands.console import (
     EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, LANG_TYPE, SEVERITY_CHOICES, default_lang, lang_value, write_output,
 )
+from diagnose.engine import builtin_rules_dir, load_rules
+from diagnose.engine.match import SELECTOR_FIELDS
+from diagnose.engine.match_kinds import SCHEMA
+from diagnose.engine.match_kinds.code import families
+from diagnose.knowledge.benign import builtin_entries
+from diagnose.knowledge.code_tables import builtin_codes_dir, builtin_tables, CodeTableError, load_families
+from diagnose.knowledge.endings import builtin_endings
+from diagnose.model import CATEGORIES
+from diagnose.pipeline import Settings
+from diagnose.scan.fastregex import dfa_safe, probe, slow_constructs
+from diagnose.scan.literals import cover, members
 
 
 @click.group("rules")
@@ -20,8 +33,6 @@ def rules_group() -> None:
 
 
 def _load_catalog(rule_dirs, builtin: bool = True):
-    from diagnose.engine import builtin_rules_dir, load_rules
-
     configured.warn_empty_rule_dirs(rule_dirs)
     dirs = ([builtin_rules_dir()] if builtin else []) + [Path(d) for d in rule_dirs]
     rules, errors = load_rules(dirs)
@@ -42,11 +53,6 @@ def rules_list(rule_dirs, category, lang, fmt, config_file=None, no_config=False
     The rules `diagnose check` would run: the configuration file's rule folders and selection apply, as do
     --select and --ignore (ids, id prefixes, names, categories, ALL).
     """
-    import json
-
-    from diagnose.model import CATEGORIES
-    from diagnose.pipeline import Settings
-
     if category is not None and category not in CATEGORIES:  # checked here: the model imports polars
         raise click.BadParameter(f"{category!r} is not one of {', '.join(CATEGORIES)}", param_hint="--category")
     cfg = configured.file_config(config_file, no_config)
@@ -71,8 +77,6 @@ def rules_list(rule_dirs, category, lang, fmt, config_file=None, no_config=False
 
 
 def _code_tables(lang: str) -> list[str]:
-    from diagnose.engine.match_kinds.code import families
-
     try:
         fams = families()
     except Exception as exc:  # noqa: BLE001 - a broken table is reported, the listing stands
@@ -85,12 +89,7 @@ def _code_tables(lang: str) -> list[str]:
 def rules_index(fmt):
     """What the knowledge holds: the message index (templates per project and origin, and the releases they come
     from), the error-code tables, and the tables of benign messages and run endings."""
-    import json
-
-    from diagnose.knowledge.benign import builtin_entries
-    from diagnose.knowledge.code_tables import builtin_tables
-    from diagnose.knowledge.endings import builtin_endings
-    from diagnose.knowledge.index import message_index
+    from diagnose.knowledge.index import message_index  # deferred: the message index (rules index only)
 
     try:
         index = message_index()
@@ -133,10 +132,7 @@ def rules_signals(word, kind, fmt):
     diagnose rules signals --kind npu-smi    what npu-smi output gives
     Threshold, absence and mismatch rules name these in `signal = "..."` (docs/writing-rules.md).
     """
-    import json
-
-    from diagnose.authoring.signals import kinds, signal_docs
-
+    from diagnose.authoring.signals import kinds, signal_docs  # deferred: start-up (rules signals only)
     if kind and kind not in kinds():
         click.echo(f"diagnose: error: --kind {kind!r}: no such source kind with signals "
                    f"(one of {', '.join(kinds())})", err=True)
@@ -164,10 +160,8 @@ def rules_signals(word, kind, fmt):
 @click.option("--lang", type=LANG_TYPE, callback=lang_value, default=None)
 def rules_show(rule_id, rule_dirs, lang):
     """The full rule: what it detects, how, and what to do."""
-    from rich.console import Console
-    from rich.markdown import Markdown
-
-    from diagnose.authoring.docs import rule_markdown
+    from rich.console import Console  # deferred: rich.markdown (0.2 s, rules show only)
+    from rich.markdown import Markdown  # deferred: rich.markdown (0.2 s, rules show only)
 
     rules, _ = _load_catalog(rule_dirs)
     wanted = rule_id.upper()
@@ -191,8 +185,7 @@ def rules_test(dirs, no_builtin_rules):
 
     With DIRS, test the rules there (the built-in rules still load, so ids must not clash).
     """
-    from diagnose.authoring.fixtures import run_rule_tests
-
+    from diagnose.authoring.fixtures import run_rule_tests  # deferred: start-up (rules test only)
     if dirs:
         rules, errors = _load_catalog(dirs, builtin=False)
     else:
@@ -206,8 +199,6 @@ def rules_test(dirs, no_builtin_rules):
     for line in _slow_pattern_warnings(rules):
         click.echo(line)
     if not dirs:  # the error-code tables: their examples, near misses and cross-checks
-        from diagnose.knowledge.code_tables import CodeTableError, builtin_codes_dir, load_families
-
         try:
             load_families(builtin_codes_dir(), check=True)
             click.echo("PASS  code tables (knowledge/codes/): examples found, near misses not, every code classified")
@@ -226,8 +217,6 @@ def rules_test(dirs, no_builtin_rules):
 def _slow_pattern_warnings(rules) -> list[str]:
     """Warnings for patterns that the ASCII boundary rewrite cannot keep equal, or that run far slower on
     non-ASCII text than on ASCII text (a probe over request-log lines with Chinese prompts)."""
-    from diagnose.scan.fastregex import probe, slow_constructs
-
     out = []
     for rule in rules:
         for name, pattern in sorted(set(_written_patterns(rule.match.raw))):
@@ -248,9 +237,6 @@ def _slow_pattern_warnings(rules) -> list[str]:
 def _unsearchable(pattern: str) -> list[str]:
     """A note for each alternative of ``pattern`` the prefilter cannot find by a literal search
     (diagnose/scan/literals.py): it is run on every line of every chunk instead."""
-    from diagnose.scan.fastregex import dfa_safe
-    from diagnose.scan.literals import cover, members
-
     return [f"`{m[:60]}` has no fixed text of {4} characters in every branch: the prefilter runs it on every "
             "line instead of searching for its text (slower on large logs; add a word the message always has)"
             for m in members(dfa_safe(pattern)) if cover(m) is None]
@@ -258,9 +244,6 @@ def _unsearchable(pattern: str) -> list[str]:
 
 def _written_patterns(table, prefix: str = ""):
     """(field, pattern) of every regex field of a match table as written, nested selectors included."""
-    from diagnose.engine.match import SELECTOR_FIELDS
-    from diagnose.engine.match_kinds import SCHEMA
-
     fields = {**SELECTOR_FIELDS, **SCHEMA.get(table.get("kind", ""), {})}
     for name, value in table.items():
         kind = fields.get(name, ("", ""))[0]
@@ -299,7 +282,7 @@ def rules_new(from_report, index, signature, example, kind, out_dir, rule_id, na
     diagnose rules new --from-signature 'qp create failed ret(<N>)' -o my-rules
     Then fill in the TODOs and run `diagnose rules test my-rules`.
     """
-    from diagnose.authoring.starter import write_starter_rule
+    from diagnose.authoring.starter import write_starter_rule  # deferred: start-up (rules new only)
 
     code, messages = write_starter_rule(from_report=from_report, index=index, signature=signature, example=example,
                                         kind=kind, out_dir=out_dir, rule_id=rule_id, name=name, category=category,
@@ -314,8 +297,6 @@ def rules_new(from_report, index, signature, example, kind, out_dir, rule_id, na
 @click.option("--lang", type=LANG_TYPE, callback=lang_value, default="en")
 def rules_docs(output, lang):
     """Generate the catalog page (docs/rules.md) from the rule files."""
-    from diagnose.authoring.docs import catalog_markdown
-
     rules, errors = _load_catalog([])
     text = catalog_markdown(rules, lang)
     if output:
@@ -331,10 +312,10 @@ def rules_docs(output, lang):
               help="The JSON report's JSON Schema (2020-12) instead of the page.")
 def rules_schemas(output, as_schema):
     """Generate docs/schemas.md (or the JSON report's JSON Schema) from the typed structs."""
-    import json
+    import json  # deferred: start-up (only for rules schemas)
 
-    from diagnose.authoring.schemas import json_schema, schemas_markdown
-    from diagnose.fleet import schema as fleet_schema
+    from diagnose.authoring.schemas import json_schema, schemas_markdown  # deferred: start-up (only for rules schemas)
+    from diagnose.fleet import schema as fleet_schema  # deferred: start-up (the fleet room)
 
     text = json.dumps(json_schema(), indent=1) + "\n" if as_schema else schemas_markdown(fleet_schema)
     if output:

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from diagnose.fleet.runs import extract_node
+from diagnose.fleet.store import Store
+from diagnose.pipeline import Settings, filters_for, load_catalog
+
 
 class FanoutError(Exception):
     """Ray is missing, the cluster cannot be reached, or a node named is not in it."""
@@ -25,10 +29,6 @@ class Fanned:
 
 def extract_task(paths: list[str], dataset: str, node: str, cluster: str) -> dict:
     """What a Ray task runs on its node: the extraction ``diagnose extract`` does, with the built-in rules."""
-    from diagnose.fleet.runs import extract_node
-    from diagnose.fleet.store import Store
-    from diagnose.pipeline import Settings, filters_for, load_catalog
-
     settings = Settings()
     rules, errors = load_catalog(settings)
     done = extract_node(paths, Store(dataset), node, cluster, settings, rules, errors, filters_for(rules))
@@ -37,8 +37,8 @@ def extract_task(paths: list[str], dataset: str, node: str, cluster: str) -> dic
 
 def _ray():
     try:
-        import ray  # optional: the diagnose[ray] extra; deferred so that nothing else needs it
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        import ray  # deferred: ray is an optional extra (diagnose[ray]; only fleet run --ray)
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # deferred: ray is an optional extra
     except ImportError as exc:
         raise FanoutError("the Ray runner needs Ray (pip install 'diagnose[ray]')") from exc
     return ray, NodeAffinitySchedulingStrategy

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from diagnose.engine.filters import RuleFilters
+from diagnose.expertload.load import load
+from diagnose.expertload.summaries import EPLB_SIGNALS
 from diagnose.fleet import expert, schema
 from diagnose.fleet.dataset import Partition, check_dataset, open_parts, partitions, write_partition
 from diagnose.fleet.service import from_parts, judge, last_day, read_node, to_tables, walk_key
@@ -34,10 +36,7 @@ def extract_node(paths: list[str], store: Store, node: str, cluster: str, settin
     meta: dict = {"roots": list(paths), "first_path": _first_path(parsed, paths),
                   "coverage": report.coverage.status if report.coverage is not None else None,
                   "findings": len(report.findings)}
-    if got.has_dumps:  # the expert-load analysis loads only for a node with dumps
-        from diagnose.expertload.load import load
-        from diagnose.expertload.summaries import EPLB_SIGNALS
-
+    if got.has_dumps:
         loaded = load(list(paths))
         more, meta["expert"] = expert.to_tables(loaded, read_signals(loaded.logs, EPLB_SIGNALS))
         tables.update(more)

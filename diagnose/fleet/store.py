@@ -34,7 +34,7 @@ class Store:
         self.remote = is_uri(location)
         if self.remote:
             try:
-                import fsspec  # optional: the diagnose[fleet] extra; deferred so local datasets need none of it
+                import fsspec  # deferred: fsspec is an optional extra (diagnose[fleet]; local datasets need none)
             except ImportError as exc:
                 raise StoreError(f"{location}: reading or writing an object store needs fsspec "
                                  f"(pip install 'diagnose[fleet]')") from exc

@@ -12,14 +12,19 @@ closed or when the process dies), so memory stays bounded there too.
 
 from __future__ import annotations
 
+import bz2
+import datetime as dt
 import gzip
 import io
+import lzma
 import shutil
 import stat
 import tarfile
 import tempfile
 import zipfile
 from typing import BinaryIO, Iterator
+
+import zstandard
 
 from diagnose.ingest.budget import Budget, BudgetExceeded
 from diagnose.ingest.metered import ARCHIVE_ERRORS, Metered, Ratio, SourceFile, opened, source
@@ -107,13 +112,10 @@ def _decompressed(fh) -> BinaryIO:
     if head[:2] == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=fh, mode="rb")
     if head[:3] == b"BZh":
-        import bz2
         return bz2.BZ2File(fh)
     if head[:6] == b"\xfd7zXZ\x00":
-        import lzma
         return lzma.LZMAFile(fh)
     if head[:4] == b"\x28\xb5\x2f\xfd":
-        import zstandard  # imported here: only a .tar.zst needs it
         return zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True, closefd=False)
     return fh
 
@@ -191,8 +193,6 @@ def zip_from_stream(stream: BinaryIO, display: str, node, budget: Budget, ratio:
 
 
 def _zip_mtime(info: zipfile.ZipInfo) -> float | None:
-    import datetime as dt
-
     try:
         return dt.datetime(*info.date_time).timestamp()
     except (ValueError, OverflowError):

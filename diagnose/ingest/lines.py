@@ -10,6 +10,7 @@ single line longer than ``max_line`` keeps its first ``max_line`` bytes and the 
 from __future__ import annotations
 
 import codecs
+import ctypes
 import io
 from dataclasses import dataclass
 from typing import AnyStr, BinaryIO, Iterable, Iterator
@@ -39,8 +40,6 @@ def tune_allocator() -> None:
         return
     _tuned = True
     try:
-        import ctypes
-
         libc = ctypes.CDLL("libc.so.6")
         libc.mallopt(-3, 64 * 1024 * 1024)  # M_MMAP_THRESHOLD
         libc.mallopt(-1, 128 * 1024 * 1024)  # M_TRIM_THRESHOLD

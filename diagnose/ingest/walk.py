@@ -11,9 +11,11 @@ A ``SourceFile`` is consumed before the walk moves on (tar members can only be r
 
 from __future__ import annotations
 
+import bz2
 import errno
 import gzip
 import io
+import lzma
 import os
 import select
 import stat
@@ -22,6 +24,8 @@ import zipfile
 import zlib
 from pathlib import Path
 from typing import Iterator, NamedTuple
+
+import zstandard
 
 from diagnose.bounded import NotRegular, kind_of, open_regular
 from diagnose.ingest.archives import ARCHIVE_SUFFIXES, iter_tar, iter_zip, zip_from_stream
@@ -304,13 +308,10 @@ def _is_tar(data: bytes) -> bool:
         if data[:2] == b"\x1f\x8b":
             data = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[:65536], 1024)
         elif data[:4] == b"\x28\xb5\x2f\xfd":
-            import zstandard
             data = zstandard.ZstdDecompressor().decompressobj().decompress(data[:65536])[:1024]
         elif data[:6] == b"\xfd7zXZ\x00":
-            import lzma
             data = lzma.LZMADecompressor().decompress(data[:65536], 1024)
         elif data[:3] == b"BZh":
-            import bz2
             data = bz2.BZ2Decompressor().decompress(data[:65536])[:1024]
     except Exception:  # noqa: BLE001 - any decoder's error: not a tar this reader can read
         return False

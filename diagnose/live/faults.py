@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from diagnose.engine.match_kinds.code import families
+from diagnose.knowledge.code_tables import classify
 from diagnose.messages import Phrase
 from diagnose.model.live import LiveEvent, PublicFault, Tracked
 
@@ -68,8 +70,6 @@ def handling_of(finding: Tracked) -> str | None:
     family, code = finding.facts.get("family"), finding.facts.get("code")
     if not isinstance(family, str) or not isinstance(code, str):
         return None
-    from diagnose.engine.match_kinds.code import families  # the tables load lazily, and only for a coded finding
-    from diagnose.knowledge.code_tables import classify
 
     table = families().get(family)
     if table is None:

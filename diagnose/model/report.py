@@ -9,6 +9,7 @@ A field that is ``UNSET`` is left out of the JSON report.
 from __future__ import annotations
 
 import enum
+from datetime import datetime
 from typing import Any, ClassVar
 
 import msgspec
@@ -292,8 +293,6 @@ class Report(msgspec.Struct, kw_only=True):
 def builtins(value: Any, say) -> Any:
     """A struct (or a list of them) as plain JSON values: ``Words`` said by ``say``, times as
     ``YYYY-MM-DD HH:MM:SS[.ffffff]``, and the fields a struct keeps ``INTERNAL`` left out."""
-    from datetime import datetime
-
     def hook(obj: Any) -> Any:
         if isinstance(obj, Words):
             return say(obj)
@@ -304,8 +303,6 @@ def builtins(value: Any, say) -> Any:
 
 
 def _strip(value: Any, plain: Any) -> Any:
-    from datetime import datetime
-
     if isinstance(plain, datetime):
         return plain.isoformat(sep=" ")
     if isinstance(value, list) and isinstance(plain, list):

@@ -17,9 +17,17 @@ from typing import Any, Callable, Iterable
 
 import polars as pl
 
+from diagnose.analysis import ending as end
+from diagnose.analysis.coverage import NOTHING, assess
+from diagnose.analysis.provenance import relocate
+from diagnose.analysis.rootcause import find_root_cause, ROOT_ID
+from diagnose.analysis.silence import CATEGORY, SILENCE_ID, SILENCE_NAME, find_silence
+from diagnose.analysis.triage import triage, unrecognised
+from diagnose.analysis.verdict import verdict
 from diagnose.engine import Rule, run_rules
 from diagnose.engine.filters import RuleFilters
 from diagnose.engine.hits import SELECTED_SCHEMA, selected_rows
+from diagnose.engine.match_kinds.traceback import exceptions
 from diagnose.engine.selection import RuleKey, is_selected
 from diagnose.analysis.gate import UNRECOGNISED_ID, UNRECOGNISED_NAME, decide
 from diagnose.ingest.reread import read_lines
@@ -155,10 +163,9 @@ def bundle_stages() -> list[Stage]:
 
 def gather(sources: Iterable, settings: Settings, filters: RuleFilters, progress: Progress | None = None) -> Parsed:
     """The read stage and the node stages: what one node's files give on their own."""
+    from diagnose.preflight.tap import Tap  # deferred: start-up (the preflight room, not for --help)
     tap = None
     if settings.kind is None:  # model JSON files and launch scripts in a bundle: see diagnose/preflight/tap.py
-        from diagnose.preflight.tap import Tap
-
         tap = Tap()
         sources = tap.wrap(sources)
     parsed = read_sources(sources, settings, filters, progress)
@@ -195,8 +202,7 @@ def read_paths(paths: list[str], settings: Settings, filters: RuleFilters, progr
 
 def _validate(run: Run) -> None:
     """Benchmark/accuracy results against --baseline (diagnose/validation)."""
-    from diagnose.validation import apply_validation
-
+    from diagnose.validation import apply_validation  # deferred: start-up (the validation room: --baseline only)
     def read_run(path: str):
         earlier = read_paths([path], Settings(since=run.settings.since, until=run.settings.until,
                                                lang=run.settings.lang, budget=run.settings.budget), run.filters)
@@ -215,8 +221,6 @@ def _rules(run: Run) -> None:
 
 def _silence(run: Run) -> None:
     """A serving engine that went quiet while nothing says it stopped: a hang (diagnose/analysis/silence.py)."""
-    from diagnose.analysis.silence import CATEGORY, SILENCE_ID, SILENCE_NAME, find_silence
-
     if not is_selected(run.settings.selection, RuleKey(SILENCE_ID, SILENCE_NAME, CATEGORY)):
         return
     p = run.parsed
@@ -232,8 +236,6 @@ def _rank(run: Run) -> None:
 
 def _root_cause(run: Run) -> None:
     """Across ranks: the rank that failed first goes on top (diagnose/analysis/rootcause.py)."""
-    from diagnose.analysis.rootcause import find_root_cause
-
     run.findings = find_root_cause(run.findings, run.selected, run.parsed.records, run.parsed.signals)
 
 
@@ -245,15 +247,11 @@ def _timeline(run: Run) -> None:
 
 def _signatures(run: Run) -> None:
     """Errors no rule explains, grouped into signatures, minus suppressed ones (diagnose/analysis/triage.py)."""
-    from diagnose.analysis.triage import unrecognised
-
     unrecognised(run)
 
 
 def _triage(run: Run) -> None:
     """Fingerprints, suppressed findings, new/known against a findings baseline (diagnose/analysis/triage.py)."""
-    from diagnose.analysis.triage import triage
-
     # --select applies to a pass's own findings (the first failing rank) as to the rules that ran.
     ran = {r.id for r in run.rules}
     run.findings = [f for f in run.findings if f.rule_id in ran
@@ -264,10 +262,6 @@ def _triage(run: Run) -> None:
 def _ending(run: Run) -> None:
     """Did the run end abnormally, and which error ended it (diagnose/analysis/ending.py): rules first, then the
     message index, the code tables, the exception class, the raising module; ``END001`` when no rule said it."""
-    from diagnose.analysis import ending as end
-    from diagnose.analysis.rootcause import ROOT_ID
-    from diagnose.engine.match_kinds.traceback import exceptions
-
     p = run.parsed
     found = end.find_ending(p.records, exceptions(p.records, p.signals))
     run.ending = found
@@ -302,8 +296,6 @@ def _ending(run: Run) -> None:
 def _origins(run: Run) -> None:
     """Findings on derived lines (preflight and validation facts) point at the files the facts came from
     (diagnose/analysis/provenance.py)."""
-    from diagnose.analysis.provenance import relocate
-
     items, more, new = run.unrecognised
     run.findings, items = relocate(run.findings, items, run.parsed.origins)
     run.unrecognised = (items, more, new)
@@ -332,8 +324,6 @@ def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings
         _guarded(stage, run, run.parsed.errors if where == "parsed" else run.errors)
     unrecognised, more, new = run.unrecognised
     p = run.parsed
-    from diagnose.analysis.coverage import NOTHING, assess
-    from diagnose.analysis.verdict import verdict
 
     findings = run.findings
     coverage = assess(p.inputs, p.derived, p.skipped, findings, p.window, p.roots)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the model imports polars; --help must not
-    from diagnose.model import InputFile, Skipped
+from diagnose.model import InputFile, Skipped, skip
+from diagnose.preflight import checks, launch as launch_mod, modelcard
+from diagnose.preflight.origins import Sources, fact_origins
 
 
 class LaunchUnreadable(ValueError):
@@ -18,10 +18,6 @@ def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str 
                 target) -> tuple[str, list[InputFile], list[Skipped], list[tuple[str, int] | None]]:
     """The facts text for one model directory and one launch, the files read and the ones skipped, and the
     origin (file, line) of each fact line, in order (the facts are the last lines of the text)."""
-    from diagnose.model import InputFile, Skipped, skip
-    from diagnose.preflight import checks, launch as launch_mod, modelcard
-    from diagnose.preflight.origins import Sources, fact_origins
-
     inputs: list[InputFile] = []
     skipped: list[Skipped] = []
     card = None

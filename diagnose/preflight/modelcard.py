@@ -9,6 +9,7 @@ split across ranks (``tp``: tensor-parallel, ``moe``: experts over the expert-pa
 
 from __future__ import annotations
 
+import gzip
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,8 +88,6 @@ def _read_json(path: Path, card: ModelCard) -> Any:
     packed = path.with_name(path.name + ".gz")
     try:
         if not path.exists() and packed.exists():
-            import gzip
-
             with gzip.open(packed, "rt", encoding="utf-8", errors="replace") as fh:
                 text = fh.read()
             path = packed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import math
 from typing import Any
 
@@ -66,9 +67,9 @@ def comparison_table(report, lang: str = "en"):
     rows = getattr(report, "comparisons", None) or []
     if not rows:
         return None
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
+    from rich import box  # deferred: rich (only the terminal table; Markdown and the page need none of it)
+    from rich.table import Table  # deferred: rich (only the terminal table)
+    from rich.text import Text  # deferred: rich (only the terminal table)
 
     msg = messages(lang)
     table = Table(title=_title(rows, msg), box=box.SIMPLE_HEAVY, title_justify="left", expand=False, pad_edge=False)
@@ -90,8 +91,6 @@ def comparison_table(report, lang: str = "en"):
 def comparison_html(report, msg: Messages) -> str:
     """The comparison table for the incident page ('' when the report has none): the VAL findings say "see
     the comparison table", so the page holds it too."""
-    import html
-
     rows = getattr(report, "comparisons", None) or []
     if not rows:
         return ""

@@ -66,7 +66,7 @@ DRAW = ("<script>(function(){var cfg=JSON.parse(document.getElementById('plot-co
 
 def render(report: Report, lang: str = "en", catalog=None, max_points: int = 1500, max_marks: int = 5000,
            max_evidence: int = 20, **_options) -> str:
-    import plotly.io as pio
+    import plotly.io as pio  # deferred: plotly (4 MB of JS, only for the incident page)
 
     msg = messages(lang)
     findings = report.findings

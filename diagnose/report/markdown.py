@@ -18,6 +18,7 @@ from collections import Counter
 
 from diagnose.messages import Messages, messages
 from diagnose.model import Finding, Report, Status, verdict_kind
+from diagnose.report.comparison import comparison_markdown
 from diagnose.report.sarif import relative_path
 from diagnose.report.triage_note import new_mark, triage_note
 
@@ -145,8 +146,6 @@ def render(report: Report, paths: list[str] | None = None, fail_on: str = "error
     if getattr(report, "unrecognised", None):  # errors no rule explains (diagnose/analysis/signatures.py)
         add(_unrecognised(report, paths, msg))
     if getattr(report, "comparisons", None):  # validation runs: the table the VAL findings refer to
-        from diagnose.report.comparison import comparison_markdown
-
         add(comparison_markdown(report, lang) + "\n")
     in_part = coverage.incomplete if coverage is not None else []
     if in_part:

@@ -24,6 +24,7 @@ import re
 from typing import Any
 
 import msgspec
+import polars as pl
 
 from diagnose.messages import Joined, Phrase, Template, Words
 from diagnose.model import Evidence, Report
@@ -239,8 +240,6 @@ def _redact_struct(obj, r: Redactor, safe: set[str]):
 
 def _redact_frame(frame, r: Redactor):
     """Every string column, through the same table: unique values only, so large frames stay cheap."""
-    import polars as pl
-
     exprs = []
     for name, dtype in frame.schema.items():
         if dtype != pl.String or frame.height == 0:

@@ -20,6 +20,8 @@ from rich.text import Text
 
 from diagnose.messages import Messages, messages
 from diagnose.model import Finding, Report, Status, verdict_kind
+from diagnose.report.comparison import comparison_table
+from diagnose.report.text_unrecognised import unrecognised
 from diagnose.report.textlayout import Hanging, Heading, Trimmed, clean
 from diagnose.report.triage_note import new_mark, triage_note
 
@@ -57,13 +59,9 @@ def render(report: Report, color: bool = False, width: int = 100, lang: str = "e
     elif not report.verdict:
         console.print(Text(msg("text.none"), style="green"))
     if getattr(report, "unrecognised", None):  # errors no rule explains (diagnose/analysis/signatures.py)
-        from diagnose.report.text_unrecognised import unrecognised
-
         console.print()
         console.print(unrecognised(report, msg))
     if getattr(report, "comparisons", None):  # validation runs (diagnose/validation)
-        from diagnose.report.comparison import comparison_table
-
         console.print()
         console.print(comparison_table(report, lang))
     in_part = coverage.incomplete if coverage is not None else []

@@ -19,6 +19,8 @@ import functools
 import re
 import time
 
+import polars as pl
+
 ASCII_BOUNDARY = {"b": r"(?-u:\b)", "B": r"(?-u:\B)"}
 _ALREADY = "(?-u:"
 
@@ -130,8 +132,6 @@ def slow_constructs(pattern: str) -> list[str]:
 
 @functools.cache
 def _probe_text(lines: int):
-    import polars as pl
-
     prompt = "请帮我分析这个错误日志，为什么推理服务启动后很快就退出了？<｜User｜><｜Assistant｜><think>\\n" * 12
     text = [f"INFO 07-22 10:00:{i % 60:02d} [logger.py:41] Received request chatcmpl-{i}: prompt: '{prompt}', "
             f"params: SamplingParams(n=1, temperature=0.6)" for i in range(lines)]

@@ -7,6 +7,7 @@ import polars as pl
 
 from diagnose.model import conform_records
 from diagnose.parsers.families.cann import block_signals
+from diagnose.parsers.kinds import mindie, vllm
 from diagnose.parsers.lineframe import FileContext, code_expr, full_date_expr, group_events
 from diagnose.parsers.kind import SourceKind
 from diagnose.parsers.families.tracebacks import SIGNALS as TRACEBACK_SIGNALS
@@ -47,8 +48,6 @@ def family_signals(records: pl.DataFrame) -> pl.DataFrame:
     """The values of vLLM and MindIE lines in a text of no known kind (a metric line pasted into a table,
     a bare excerpt without heads), under the source of the family that prints them, so rules on their
     signals see them."""
-    from diagnose.parsers.kinds import mindie, vllm
-
     parts = [vllm.extract_signals(records).with_columns(source=pl.lit(vllm.KIND)),
              mindie.extract_signals(records).filter(~pl.col("signal").str.starts_with("npu_oom_"))
              .with_columns(source=pl.lit(mindie.KIND))]  # the OOM numbers once

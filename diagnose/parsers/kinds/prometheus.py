@@ -151,7 +151,7 @@ def _line_of(texts: list[str], first: int, last: int) -> dict[tuple[str, str | N
 
 
 def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    from prometheus_client.parser import text_string_to_metric_families
+    from prometheus_client.parser import text_string_to_metric_families  # deferred: start-up (/metrics files only)
 
     texts = lines["text"].to_list()
     rows: list[dict] = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from diagnose.model.series import compact, periodic_rows
 from diagnose.scan.fastregex import dfa_safe
 from diagnose.model import conform_signals
 from diagnose.parsers.families.oom import oom_signals
@@ -197,8 +198,6 @@ def derived_signals(signals: pl.DataFrame, series: pl.DataFrame | None = None) -
 
     ``series`` holds every periodic row (diagnose/model/series.py); ``signals`` then holds only some of them. The
     work runs on the compact form (categorical names) and only the rows returned become strings."""
-    from diagnose.model.series import compact, periodic_rows
-
     frame = signals.filter(pl.col("source") == KIND)
     if series is not None and series.height:
         frame = pl.concat([compact(frame.filter(~periodic_rows({KIND: PERIODIC_SIGNALS}))),

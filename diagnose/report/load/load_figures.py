@@ -33,7 +33,7 @@ def _shift(day: str, days: float) -> str:
 
 
 def figures(result: dict[str, Any], msg: Messages) -> list[tuple[str, Any]]:
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # deferred: plotly (4 MB of JS, only for the expert-load page)
 
     w = result["window"]
     rec = result.get("recommendation", {})

@@ -87,7 +87,7 @@ def crowd_traces(part: pl.DataFrame, sigs: tuple[str, ...], max_points: int, msg
     """The traces of a crowded panel, the values they span, their first and last times, the samples cut by
     downsampling (``downsample`` is the curves' own) and the engines named per banded signal (a signal drawn
     as dots has no entry)."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # deferred: plotly (only for the HTML pages)
 
     n = engine_count(part)
     stats, per_engine = buckets(part, max(2, min(BUCKETS, max_points // 2)))

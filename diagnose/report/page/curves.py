@@ -18,6 +18,7 @@ import polars as pl
 from diagnose.messages import Messages
 from diagnose.model import Finding, Report
 from diagnose.report.page.crowd import MANY, NAMED, crowd_traces, engine_count
+from diagnose.model.series import with_series
 from diagnose.report.page.kit import e
 from diagnose.report.page.markup import plot_time
 
@@ -66,7 +67,7 @@ def y_range(unit: str, ymin: float, ymax: float, lines: list[float]) -> list[flo
 
 def _lines(fig: Any, part: pl.DataFrame, sigs: tuple[str, ...], max_points: int) -> tuple[list, list, int]:
     """One line per signal and engine; the values they span, their first and last times, the samples cut."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # deferred: plotly (only for the HTML pages)
 
     values: list[float] = []
     xs_all: list[str] = []
@@ -88,9 +89,7 @@ def _lines(fig: Any, part: pl.DataFrame, sigs: tuple[str, ...], max_points: int)
 
 def curve_figures(report: Report, ths: dict[str, list[dict]], findings: list[Finding], max_points: int,
                   notes: list[str], msg: Messages) -> list[tuple[str, Any]]:
-    import plotly.graph_objects as go
-
-    from diagnose.model.series import with_series
+    import plotly.graph_objects as go  # deferred: plotly (4 MB of JS, only for the incident page's curves)
 
     signals = with_series(report.signals, report.series)  # every periodic sample, not only those rules saw
     if signals is None or signals.height == 0:

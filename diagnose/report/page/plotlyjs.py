@@ -36,7 +36,7 @@ def header_version(js: str) -> str | None:
 @cache
 def _cartesian() -> str | None:
     """The shipped cartesian bundle when it matches the installed plotly's plotly.js, else None."""
-    from plotly.offline import get_plotlyjs_version
+    from plotly.offline import get_plotlyjs_version  # deferred: plotly (only for the HTML pages)
 
     try:
         js = BUNDLE.read_text(encoding="utf-8")
@@ -50,7 +50,7 @@ def plotly_js(trace_types: Iterable[str]) -> str:
     small = _cartesian()
     if small is not None and set(trace_types) <= CARTESIAN_TRACES:
         return small
-    from plotly.offline import get_plotlyjs
+    from plotly.offline import get_plotlyjs  # deferred: plotly (only for the HTML pages)
 
     return get_plotlyjs()
 

@@ -92,7 +92,7 @@ def finding_details(i: int, f: Finding, max_evidence: int, notes: list[str], msg
 
 def _markdown(text: str) -> str:
     try:
-        from markdown_it import MarkdownIt
+        from markdown_it import MarkdownIt  # deferred: markdown_it is optional (plain text without it)
 
         return MarkdownIt("commonmark", {"html": False}).render(text)  # raw HTML in the source is escaped
     except Exception:  # noqa: BLE001 - plain text is fine

@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from diagnose.knowledge.masks import mask
 from diagnose.messages import Messages
 from diagnose.model import Report
 from diagnose.report.page.kit import e
@@ -40,7 +41,6 @@ def _unrecognised_index(frame: pl.DataFrame, report: Report) -> pl.DataFrame:
     items = report.unrecognised
     if not items or frame.height == 0:
         return frame.with_columns(_uno=pl.lit(None, pl.Int32))
-    from diagnose.knowledge.masks import mask
 
     sigs = pl.DataFrame({"_sig": [u.signature for u in items], "_uno": list(range(1, len(items) + 1))},
                         schema={"_sig": pl.String, "_uno": pl.Int32}).unique("_sig", keep="first")
@@ -88,7 +88,7 @@ def _x_range(times: list[datetime], marks: list[dict[str, Any]]) -> tuple[dateti
 
 
 def timeline_figure(report: Report, msg: Messages, max_marks: int, notes: list[str]):
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # deferred: plotly (4 MB of JS; sections use this module without it)
 
     frame = getattr(report, "timeline", None)
     findings = report.findings
