@@ -50,7 +50,10 @@ def plan(patterns: list[str], hits: Mapping[str, int] | None = None) -> ScanPlan
                 rest.add(member)
     always = [_literal_search(final)] if final else []
     candidates = (_literal_search(literals),) if literals else ()
-    return ScanPlan((*always, *_alternations(led, rest)), candidates, _alternations(*_by_lead(covered)))
+    # The members that begin with no literal are searched one by one: each alone keeps the engine's own
+    # prefilter (a byte class, a short set of prefixes), which their alternation loses. On 8 MB of plog lines
+    # the five of the built-in catalog took 23 ms as one alternation and 14 ms as five scans (MindIE 21 -> 8).
+    return ScanPlan((*always, *_alternations(led), *sorted(rest)), candidates, _alternations(*_by_lead(covered)))
 
 
 def _literal_search(strings: set[str]) -> str:
