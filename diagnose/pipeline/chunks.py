@@ -145,8 +145,10 @@ def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame
     plan = scan_plan(hints, tuple(filters.select.get(kind, [])), frame["text"])
     text = pl.col("text")
     # A terminal capture colours the head: tested raw, no line would look well-formed and all would be kept.
-    if frame.height and frame.select(text.str.contains("\x1b", literal=True).any()
-                                     | text.str.contains(BARE_SGR).any()).item():
+    # A bare SGR code ends in a digit and ``m``: the regex runs only on the lines with one (a sixth of a plog
+    # chunk; 5.7 -> 3.1 ms for 8 MB).
+    bare_sgr = text.filter(text.str.contains("[0-9]m")).str.contains(BARE_SGR).any()
+    if frame.height and frame.select(text.str.contains("\x1b", literal=True).any() | bare_sgr).item():
         frame = clean_lines(frame)
     context = source.context_hints
     # A few scans, evaluated in parallel: "not well-formed" and "wanted" (the hints and the rules' patterns as

@@ -13,7 +13,7 @@ from diagnose.scan.literals import candidate_literals, cover, escape, literal_le
 @dataclass(frozen=True)
 class ScanPlan:
     """How a prefilter finds the lines that match any of a set of patterns (``plan``), in two steps. A line
-    is wanted when it matches one of ``always`` or ``literals``, or when it matches one of ``candidates`` (literal searches
+    is wanted when it matches one of ``always`` or ``literals``, or one of ``candidates`` (literal searches
     for the necessary literals of the other members) and then one of ``confirm`` (those members, run only on
     the lines the literal search found). The lines wanted are exactly those matching a pattern."""
 
