@@ -154,7 +154,7 @@ def test_the_plan_wants_exactly_the_lines_a_pattern_matches():
 
 def _wants_exactly(scan, wanted: list[str], lines: pl.Series, kind: str) -> None:
     expected = pl.select(pl.any_horizontal([pl.lit(lines).str.contains(p) for p in wanted])).to_series()
-    always = [pl.lit(lines).str.contains(p) for p in scan.always] or [pl.lit(False)]
+    always = [pl.lit(lines).str.contains(p) for p in (*scan.literals, *scan.always)] or [pl.lit(False)]
     maybe = [pl.lit(lines).str.contains(p) for p in scan.candidates] or [pl.lit(False)]
     confirm = [pl.lit(lines).str.contains(p) for p in scan.confirm] or [pl.lit(False)]
     got = pl.select(pl.any_horizontal(always) | (pl.any_horizontal(maybe) & pl.any_horizontal(confirm))).to_series()

@@ -118,11 +118,11 @@ def _untuned(key: tuple[str, tuple[str, ...]]) -> ScanPlan:
     one parses a hundred patterns: a tenth of a second per kind, on every small run)."""
     name = hashlib.sha256("\0".join([key[0], *key[1]]).encode()).hexdigest()
     stored = _plan_store().get(name)
-    if (isinstance(stored, list) and len(stored) == 3  # the cache folder is not trusted (diagnose/cache.py)
+    if (isinstance(stored, list) and len(stored) == 4  # the cache folder is not trusted (diagnose/cache.py)
             and all(isinstance(part, list) and all(isinstance(p, str) for p in part) for part in stored)):
         return ScanPlan(*(tuple(part) for part in stored))
     found = plan([key[0], *key[1]])
-    _plan_store().put(name, [list(found.always), list(found.candidates), list(found.confirm)])
+    _plan_store().put(name, [list(found.always), list(found.candidates), list(found.confirm), list(found.literals)])
     return found
 
 
@@ -145,23 +145,36 @@ def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame
     plan = scan_plan(hints, tuple(filters.select.get(kind, [])), frame["text"])
     text = pl.col("text")
     # A terminal capture colours the head: tested raw, no line would look well-formed and all would be kept.
-    if frame.height and frame.select(text.str.contains("\x1b", literal=True).any()
-                                     | text.str.contains(BARE_SGR).any()).item():
+    # A bare SGR code ends in a digit and ``m``: the regex runs only on the lines with one (a sixth of a plog
+    # chunk; 5.7 -> 3.1 ms for 8 MB).
+    bare_sgr = text.filter(text.str.contains("[0-9]m")).str.contains(BARE_SGR).any()
+    if frame.height and frame.select(text.str.contains("\x1b", literal=True).any() | bare_sgr).item():
         frame = clean_lines(frame)
     context = source.context_hints
     # A few scans, evaluated in parallel: "not well-formed" and "wanted" (the hints and the rules' patterns as
     # literal searches where they can be: diagnose/scan/plan.py).
+    # The literal members and the candidates' literals are one search (one pass of the multi-literal automaton:
+    # on 8 MB of plog lines 19 ms, against 9 + 20 ms as two), told apart on the few lines found.
+    searched = (*plan.literals, *plan.candidates)
     marks = frame.select(
         odd=~text.str.contains(head),
         want=_any(text, plan.always),
-        maybe=_any(text, plan.candidates),
+        found=text.str.contains("|".join(searched)) if searched else pl.lit(False),
         context=text.str.contains(context) if context else pl.lit(False),
     )
     odd, want, context = marks["odd"], marks["want"], marks["context"]
-    if plan.confirm and (maybe := (marks["maybe"] & ~want & ~odd).arg_true()).len():
-        # The members found by their literals, confirmed on the lines that hold one (diagnose/scan/plan.py).
-        found = frame.select(pl.col("text").gather(maybe)).select(hit=_any(text, plan.confirm))["hit"]
-        want = want.scatter(maybe.filter(found), True)
+    if searched and (found := (marks["found"] & ~want & ~odd).arg_true()).len():
+        lines = frame.select(pl.col("text").gather(found))
+        if not plan.candidates:
+            want = want.scatter(found, True)
+        else:
+            hits = lines.select(lit=_any(text, plan.literals), maybe=_any(text, plan.candidates))
+            want = want.scatter(found.filter(hits["lit"]), True)
+            maybe = hits["maybe"] & ~hits["lit"]
+            if plan.confirm and maybe.any():
+                # The members found by their literals, confirmed on the lines that hold one (diagnose/scan/plan.py).
+                confirmed = lines.filter(maybe).select(hit=_any(text, plan.confirm))["hit"]
+                want = want.scatter(found.filter(maybe).filter(confirmed), True)
     keep = odd | odd.shift(-1, fill_value=False) | want | (context & (context.cum_sum() <= CONTEXT_LINES))
     if keep.len():
         # First and last lines: year anchors and the span of the file.

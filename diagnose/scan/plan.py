@@ -13,13 +13,17 @@ from diagnose.scan.literals import candidate_literals, cover, escape, literal_le
 @dataclass(frozen=True)
 class ScanPlan:
     """How a prefilter finds the lines that match any of a set of patterns (``plan``), in two steps. A line
-    is wanted when it matches one of ``always``, or when it matches one of ``candidates`` (literal searches
+    is wanted when it matches one of ``always`` or ``literals``, or one of ``candidates`` (literal searches
     for the necessary literals of the other members) and then one of ``confirm`` (those members, run only on
     the lines the literal search found). The lines wanted are exactly those matching a pattern."""
 
     always: tuple[str, ...]
     candidates: tuple[str, ...] = ()
     confirm: tuple[str, ...] = ()
+    # The members that are sets of literal strings, as one literal search: wanted wherever found, like
+    # ``always``. Kept apart so that a prefilter can run them and ``candidates`` as one search (one pass of
+    # the engine's multi-literal automaton over the lines, not two) and tell them apart on the lines found.
+    literals: tuple[str, ...] = ()
 
 
 FOLD_VARIANTS = 32  # case variants of the piece a case-insensitive literal is searched by
@@ -48,9 +52,12 @@ def plan(patterns: list[str], hits: Mapping[str, int] | None = None) -> ScanPlan
                 led.add(member)
             else:
                 rest.add(member)
-    always = [_literal_search(final)] if final else []
+    found_alone = (_literal_search(final),) if final else ()
     candidates = (_literal_search(literals),) if literals else ()
-    return ScanPlan((*always, *_alternations(led, rest)), candidates, _alternations(*_by_lead(covered)))
+    # The members that begin with no literal are searched one by one: each alone keeps the engine's own
+    # prefilter (a byte class, a short set of prefixes), which their alternation loses. On 8 MB of plog lines
+    # the five of the built-in catalog took 23 ms as one alternation and 14 ms as five scans (MindIE 21 -> 8).
+    return ScanPlan((*_alternations(led), *sorted(rest)), candidates, _alternations(*_by_lead(covered)), found_alone)
 
 
 def _literal_search(strings: set[str]) -> str:
