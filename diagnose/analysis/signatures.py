@@ -27,7 +27,7 @@ from typing import Any
 
 import polars as pl
 
-from diagnose.bounded import REPORT_BYTES, json_loads, read_capped
+
 from diagnose.knowledge.benign import benign_mask
 from diagnose.knowledge.masks import mask
 from diagnose.model import Example, Signature
@@ -160,27 +160,21 @@ def compute(findings, selected: pl.DataFrame, records: pl.DataFrame, top: int | 
     return unrecognised(records, explained_keys(findings, selected, records), top)
 
 
-def section(findings, selected: pl.DataFrame, records: pl.DataFrame, baseline: str | None = None,
+def section(findings, selected: pl.DataFrame, records: pl.DataFrame, earlier: dict | None = None,
             top: int = TOP_N) -> tuple[list[Signature], int, int | None]:
-    """The pipeline hook: the top signatures, how many more, and how many of all are new against a JSON
-    ``--baseline`` (None without one)."""
-    if not baseline or not str(baseline).lower().endswith(".json"):
+    """The pipeline hook: the top signatures, how many more, and how many of all are new against the earlier
+    JSON report given as ``--baseline`` (decoded once: ``Settings.earlier``; None without one)."""
+    if earlier is None:
         items, more = compute(findings, selected, records, top)
         return items, more, None
     items, _ = compute(findings, selected, records, None)  # count new ones beyond the top too
-    new = mark_new(items, baseline)
+    new = mark_new(items, earlier)
     return items[:top], max(0, len(items) - top), new
 
 
-def mark_new(items: list[Signature], baseline_path: str | None) -> int | None:
-    """With a previous diagnose JSON report that has an ``unrecognised`` section, set ``new`` on each
+def mark_new(items: list[Signature], data: dict | None) -> int | None:
+    """With a previous diagnose JSON report (decoded) that has an ``unrecognised`` section, set ``new`` on each
     signature (True: not in the baseline). Returns how many are new, or None when there is no such baseline."""
-    if not baseline_path or not str(baseline_path).lower().endswith(".json"):
-        return None
-    try:
-        data = json_loads(read_capped(baseline_path, REPORT_BYTES, follow=True))
-    except (OSError, ValueError):
-        return None
     if not isinstance(data, dict) or not isinstance(data.get("unrecognised"), list):
         return None
     seen = {s.get("signature") for s in data["unrecognised"] if isinstance(s, dict)}

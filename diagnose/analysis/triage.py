@@ -4,7 +4,7 @@ verdict, so what the configuration suppresses neither leads the report nor decid
 
 from __future__ import annotations
 
-from diagnose.analysis.known import known_fingerprints, mark, read_report
+from diagnose.analysis.known import known_fingerprints, mark
 from diagnose.analysis.fingerprint import of_findings
 from diagnose.analysis.signatures import TOP_N, compute, mark_new, section
 from diagnose.analysis.suppression import split_findings, split_signatures
@@ -15,11 +15,11 @@ def unrecognised(run) -> None:
     suppressions every signature is computed, so the top ones and the counts are those of what is left."""
     s, p = run.settings, run.parsed
     if not any(sup.signature is not None for sup in s.suppressions):
-        run.unrecognised = section(run.findings, run.selected, p.records, s.baseline)
+        run.unrecognised = section(run.findings, run.selected, p.records, s.earlier)
         return
     items, _ = compute(run.findings, run.selected, p.records, None)
     items, suppressed = split_signatures(items, s.suppressions)
-    new = mark_new(items, s.baseline)
+    new = mark_new(items, s.earlier)
     run.unrecognised = (items[:TOP_N], max(0, len(items) - TOP_N), new)
     run.suppressed.extend(suppressed)
 
@@ -31,8 +31,7 @@ def triage(run) -> None:
     for finding, fp in zip(findings, of_findings(findings)):
         finding.fingerprint = fp
     findings, suppressed = split_findings(findings, s.suppressions)
-    earlier = read_report(s.baseline)
-    if earlier is not None:
-        run.findings_new = mark(findings, known_fingerprints(earlier))
+    if s.earlier is not None:
+        run.findings_new = mark(findings, known_fingerprints(s.earlier))
     run.findings = findings
     run.suppressed[:0] = suppressed

@@ -84,6 +84,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
         lang=configured.language(cfg, lang),
         budget=configured.budget(cfg, budget_items),
         baseline=baseline,
+        earlier=read_report(baseline),  # the earlier JSON report, decoded once for every stage
         timeline="html" in {fmt, *(f for f, _, _ in extras)},
         selection=configured.selection(cfg, select, ignore),
         suppressions=cfg.suppressions,
@@ -92,7 +93,7 @@ def check(paths, fmt, output, redact, fail_on, exit_zero, rule_dirs, no_builtin_
     )
     langs = configured.languages(cfg, output_lang, settings.lang)  # each output's own (--output-lang)
     speak(settings.lang)  # a Ctrl-C from here on is reported in the run's language
-    if fail_on_new and read_report(baseline) is None:
+    if fail_on_new and settings.earlier is None:
         configured.fail("--fail-on-new needs --baseline REPORT.json, an earlier diagnose JSON report")
     if baseline and baseline.lower().endswith(".toml"):  # a broken baseline TOML is a configuration error
         from diagnose.validation import load_baseline  # deferred: start-up (--baseline only)

@@ -23,6 +23,9 @@ class Settings:
     budget: Budget = field(default_factory=Budget)
     kind: str | None = None  # read every file as this kind (rule fixtures)
     baseline: str | None = None  # --baseline: earlier run folder/file, TOML of expected numbers, JSON report
+    # The --baseline as an earlier diagnose JSON report, decoded once (analysis/known.read_report) for the
+    # validation table, new/known findings and new signatures; None when the baseline is no such report.
+    earlier: dict | None = None
     timeline: bool = True  # build Report.timeline (only the html page draws it)
     # --select/--ignore over the configuration file's select/ignore, lowest priority first (engine/rule_selection.py)
     selection: tuple[RuleSelection, ...] = ()

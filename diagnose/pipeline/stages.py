@@ -12,7 +12,7 @@ evidence lines whose text was not kept), a reporter never re-reads logs: data fl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
 import polars as pl
@@ -30,6 +30,7 @@ from diagnose.engine.hits import SELECTED_SCHEMA, selected_rows
 from diagnose.engine.match_kinds.traceback import exceptions
 from diagnose.engine.selection import RuleKey, is_selected
 from diagnose.analysis.gate import UNRECOGNISED_ID, UNRECOGNISED_NAME, decide
+from diagnose.analysis.known import read_report
 from diagnose.ingest.reread import read_lines
 from diagnose.ingest.walk import iter_sources
 from diagnose.model import (
@@ -208,7 +209,7 @@ def _validate(run: Run) -> None:
                                                lang=run.settings.lang, budget=run.settings.budget), run.filters)
         return earlier.signals, bool(earlier.inputs)
 
-    run.parsed, run.comparisons = apply_validation(run.parsed, run.settings.baseline, read_run)
+    run.parsed, run.comparisons = apply_validation(run.parsed, run.settings.baseline, read_run, run.settings.earlier)
 
 
 def _rules(run: Run) -> None:
@@ -319,6 +320,8 @@ def diagnose(parsed: Parsed, rules: list[Rule], rule_errors: list[str], settings
              filters: RuleFilters | None = None, progress: Progress | None = None) -> Report:
     if progress is not None:
         progress.phase("rules")
+    if settings.baseline and settings.earlier is None:  # decoded once, here or by the command
+        settings = replace(settings, earlier=read_report(settings.baseline))
     run = Run(settings, filters or RuleFilters(), rules, rule_errors, parsed)
     for stage, where in ANALYSIS:
         _guarded(stage, run, run.parsed.errors if where == "parsed" else run.errors)

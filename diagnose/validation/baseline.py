@@ -14,15 +14,18 @@ from diagnose.validation.tolerances import QUANT_IN_NAME, SETUP_METRICS, Baselin
 ReadRun = Callable[[str], tuple[Any, bool]]
 
 
-def load_baseline(path: str, read_run: ReadRun | None = None) -> Baseline:
+def load_baseline(path: str, read_run: ReadRun | None = None, earlier: dict | None = None) -> Baseline:
+    """``earlier``: the baseline as an earlier diagnose JSON report, already decoded (``Settings.earlier``)."""
     p = Path(path)
     if p.is_file() and p.suffix.lower() == ".toml":
         return _toml_baseline(p)
-    if p.is_file() and p.suffix.lower() == ".json":
+    if earlier is None and p.is_file() and p.suffix.lower() == ".json":
         try:
-            data = json_loads(read_capped(p, REPORT_BYTES, follow=True))
+            earlier = json_loads(read_capped(p, REPORT_BYTES, follow=True))
         except (OSError, ValueError):
-            data = None
+            earlier = None
+    if earlier is not None:
+        data = earlier
         if isinstance(data, dict) and "findings" in data and "inputs" in data:
             rows = [{"metric": r["metric"], "scope": r.get("scope") or "", "value": r.get("this"), "tol": None}
                     for r in data.get("comparisons", []) if isinstance(r, dict) and r.get("this") is not None]

@@ -156,14 +156,15 @@ def _base(name: str) -> str:
     return name.strip().strip("'\"").rstrip("/").rsplit("/", 1)[-1].lower()
 
 
-def apply_validation(parsed, baseline_path: str | None, read_run=None) -> tuple[Any, list[dict[str, Any]]]:
+def apply_validation(parsed, baseline_path: str | None, read_run=None,
+                     earlier: dict | None = None) -> tuple[Any, list[dict[str, Any]]]:
     """The validate stage: returns the parsed bundle with the validation facts joined, and the table.
     ``read_run`` reads an earlier run's folder (see ``load_baseline``)."""
     run = metric_rows(parsed.signals)
     mismatch_notes = _server_mismatches(parsed) if run else []
     if not run and not baseline_path:
         return parsed, []
-    baseline = load_baseline(baseline_path, read_run) if baseline_path else None
+    baseline = load_baseline(baseline_path, read_run, earlier) if baseline_path else None
     notes = list(mismatch_notes)
     not_comparable: set[str] = set()
     if baseline:
