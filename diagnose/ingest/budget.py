@@ -21,6 +21,13 @@ class Budget:
     max_depth: int = 64  # directory nesting
     bomb_floor: int = 64 * MiB  # below this much output from one archive or .gz, no ratio counts as a bomb
     max_seconds: int = 3600  # reading stops after this long; the files not reached are listed as skipped
+    # Periodic metric samples the run keeps (diagnose/model/series.py, about 40 bytes each; a vLLM metric line
+    # gives six): the first this many in the order the files are read, cut between lines; later samples are
+    # not kept and their files are read in part (their error lines are still read). Measured on a log of
+    # nothing but metric lines (bench/attacks.py metric-only-log): the run's peak is about 4 times the
+    # series, so 8 million samples (about 1.3 million metric lines, a 300 MB log) keep the run near 1.3 GB
+    # whatever the size of the logs.
+    max_series_rows: int = 8_000_000
 
     used_bytes: int = 0
     used_members: int = 0

@@ -71,6 +71,39 @@ def split(signals: pl.DataFrame, conds: list[Condition], spec: Periodic) -> tupl
     return rules_see, to_series(rows)
 
 
+def cap(signals: pl.DataFrame, spec: Periodic, left: int) -> tuple[pl.DataFrame, int, int]:
+    """(one file's ``signals`` without the periodic rows past the first ``left`` of them, periodic rows kept,
+    periodic rows dropped).
+
+    The cut falls between lines: a line keeps all its samples or none (rules and derived signals read a line's
+    values together: ``also`` conditions, a DP round). Only periodic rows are dropped; every other signal stays.
+    The caller keeps nothing after a cut (``left`` becomes 0): the samples kept are a prefix of the file, never
+    a run with a hole in it."""
+    periodic = periodic_rows(spec)
+    per_line = signals.lazy().filter(periodic).group_by("file", "line").agg(n=pl.len()) \
+        .sort("file", "line").with_columns(upto=pl.col("n").cum_sum()).collect()
+    total = int(per_line["n"].sum() or 0)
+    if total <= left:
+        return signals, total, 0
+    taken = int(per_line.filter(pl.col("upto") <= left)["n"].sum() or 0)
+    first_cut = per_line.filter(pl.col("upto") > left).group_by("file").agg(pl.col("line").min().alias("_cut"))
+    out = signals.join(first_cut, on="file", how="left", maintain_order="left") \
+        .filter(~periodic | pl.col("_cut").is_null() | (pl.col("line") < pl.col("_cut"))).drop("_cut")
+    return out, taken, total - taken
+
+
+def trim(series: pl.DataFrame, left: int) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """(the series' first lines that hold at most ``left`` rows, in the series' order; the (file, line) of the
+    lines left out with their rows ``n``, or None when all fit). Cut between lines, as ``cap``."""
+    if series.height <= left:
+        return series, None
+    lines = series.select("file", "line").with_row_index("_i").group_by("file", "line") \
+        .agg(_first=pl.col("_i").min(), n=pl.len()).sort("_first").with_columns(_upto=pl.col("n").cum_sum())
+    keep = lines.filter(pl.col("_upto") <= left).select("file", "line")
+    kept = series.join(keep, on=["file", "line"], how="semi", maintain_order="left")
+    return kept, lines.filter(pl.col("_upto") > left).select("file", "line", "n")
+
+
 def kept_lines(rows: pl.DataFrame, conds: list[Condition]) -> pl.Series:
     # One lazy query: a chunk pays one collect, not a few per rule.
     lazy = rows.lazy()
