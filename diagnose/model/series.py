@@ -144,14 +144,39 @@ def _in_series(series: pl.DataFrame) -> pl.DataFrame:
     return series.select(pl.col("source").cast(pl.String), pl.col("signal").cast(pl.String)).unique()
 
 
-def with_series(signals: pl.DataFrame | None, series: pl.DataFrame | None) -> pl.DataFrame | None:
-    """Signals with their periodic rows replaced by the whole series (when there is one)."""
+def with_series(signals: pl.DataFrame | None, series: pl.DataFrame | None,
+                names: list[str] | None = None) -> pl.DataFrame | None:
+    """Signals with their periodic rows replaced by the whole series (when there is one); with ``names``, only
+    the rows of those signals (the series' rows become strings only once chosen: as strings a row of the
+    series takes three times its compact size)."""
+    if names is not None:
+        if signals is not None:
+            signals = signals.filter(pl.col("signal").is_in(names))
+        if series is not None and series.height:
+            series = series.filter(pl.col("signal").is_in(names))
     if series is None or series.height == 0:
         return signals
     if signals is None:
         return to_signals(series)
     rest = signals.join(_in_series(series), on=["source", "signal"], how="anti")
     return pl.concat([rest, to_signals(series)], how="vertical_relaxed")
+
+
+def timed_counts(signals: pl.DataFrame | None, series: pl.DataFrame | None) -> dict[str, int]:
+    """Signal -> its dated finite values in ``with_series(signals, series)``, counted on the compact form."""
+    usable = pl.col("ts").is_not_null() & pl.col("value").is_not_null() & pl.col("value").is_finite()
+    counts: dict[str, int] = {}
+    rest = signals
+    if series is not None and series.height:
+        found = series.lazy().filter(usable).group_by("signal").len().collect()
+        counts.update(zip(found["signal"].cast(pl.String).to_list(), found["len"].to_list()))
+        if signals is not None:
+            rest = signals.join(_in_series(series), on=["source", "signal"], how="anti")
+    if rest is not None and rest.height:
+        found = rest.filter(usable).group_by("signal").len()
+        for name, n in zip(found["signal"].to_list(), found["len"].to_list()):
+            counts[name] = counts.get(name, 0) + n
+    return counts
 
 
 def signal_rows(name: str, signals: pl.DataFrame, series: pl.DataFrame | None) -> pl.DataFrame:
