@@ -82,7 +82,10 @@ class _LargestFirst:
     def ready(self):
         """The results of the files parsed so far (taken while the walk goes on, so that what they keep is
         trimmed to the run's budget of samples, diagnose/pipeline/samples.py, without waiting for the walk)."""
-        done, self._futures = [f for f in self._futures if f.done()], [f for f in self._futures if not f.done()]
+        done, waiting = [], []
+        for future in self._futures:  # one look at each: a future that ends meanwhile is taken next time
+            (done if future.done() else waiting).append(future)
+        self._futures = waiting
         for future in done:
             yield future.result()
 
@@ -143,7 +146,7 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
     def take(place, records, stamps, signals, series, info, mtime):
         infos, mtimes = (info, mtime) if isinstance(info, list) else ([info], [mtime])
         taken.append(_Taken(place, records, stamps, signals, series, infos, mtimes))
-        budget.trim(taken)
+        budget.took(taken)
 
     def cap(src: SourceFile) -> SampleCap | None:
         if filters.periodic is None:  # rules see every periodic row (no series): nothing is counted

@@ -17,6 +17,8 @@ file (``cut_files``).
 
 from __future__ import annotations
 
+import bisect
+
 import msgspec
 import polars as pl
 
@@ -30,28 +32,28 @@ class SeriesBudget:
 
     def __init__(self, limit: int, spec: Periodic):
         self.limit, self.spec = limit, spec
+        self.held = 0  # samples in the entries taken so far
+        self.holding: list[tuple[int, int]] = []  # (place, index in taken) of the entries that hold samples
         self.dropped: dict[str, int] = {}
 
     def count(self, path: str, n: int) -> None:
         if n:
             self.dropped[path] = self.dropped.get(path, 0) + n
 
-    def trim(self, taken: list) -> None:
-        """Trim ``taken`` (reading's ``_Taken`` entries, in any order) to the budget, from the latest place in
-        the walk: its series, and the periodic rows of its signals on the lines left out."""
-        total = sum(t.series.height for t in taken)
-        if total <= self.limit:
+    def took(self, taken: list) -> None:
+        """``taken[-1]`` was just added to ``taken`` (reading's ``_Taken`` entries, in any order of places): trim
+        the entries to the budget, from the latest place in the walk: its series, and the periodic rows of its
+        signals on the lines left out."""
+        entry = taken[-1]
+        if entry.series.height == 0:
             return
-        for i in sorted(range(len(taken)), key=lambda i: taken[i].place, reverse=True):
+        bisect.insort(self.holding, (entry.place, len(taken) - 1))
+        self.held += entry.series.height
+        while self.held > self.limit:
+            _, i = self.holding[-1]
             entry = taken[i]
-            if total <= self.limit:
-                break
-            if entry.series.height == 0:
-                continue
             before = entry.series.height
-            kept, out = trim(entry.series, max(0, before - (total - self.limit)))
-            if out is None:
-                continue
+            kept, out = trim(entry.series, max(0, before - (self.held - self.limit)))
             for path, n in out.group_by("file").agg(pl.col("n").sum()).select(
                     pl.col("file").cast(pl.String), "n").iter_rows():
                 self.count(path, n)
@@ -59,7 +61,9 @@ class SeriesBudget:
             signals = entry.signals.join(lines, on=["file", "line"], how="left", maintain_order="left") \
                 .filter(~(periodic_rows(self.spec) & pl.col("_out").is_not_null())).drop("_out")
             taken[i] = entry._replace(series=kept, signals=signals)
-            total -= before - kept.height
+            self.held -= before - kept.height
+            if kept.height == 0:
+                self.holding.pop()
 
     def noted(self, taken: list) -> list:
         """The entries with a note on every file that lost samples (read in part: diagnose/analysis/coverage.py)."""
