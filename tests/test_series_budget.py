@@ -111,3 +111,29 @@ def test_cap_and_trim_cut_between_lines():
 def test_the_reason_is_in_both_languages():
     for lang in ("en", "zh"):
         assert "600" in messages(lang)("input_note.samples_cut", n=5, limit=600)
+
+
+def test_a_periodic_signal_past_the_cut_is_not_missing(tmp_path: Path, monkeypatch):
+    """MTP configured and serving; its SpecDecoding lines start after 150 metric lines. With the budget cut at
+    100 lines they are not kept: MTP002 (MTP configured, no acceptance metrics) must not take them for absent."""
+    import diagnose.pipeline.stages as stages
+
+    args = ("(APIServer pid=7) INFO 09-03 13:59:00 [utils.py:326] non-default args: {'model': '/models/DeepSeek-R1',"
+            " 'speculative_config': {'method': 'mtp', 'num_speculative_tokens': 1}}")
+    spec = ("(APIServer pid=7) INFO {t} [metrics.py:86] SpecDecoding metrics: Draft acceptance rate: 81.2%, Mean "
+            "acceptance length: 1.81, Accepted: 812 tokens, Drafted: 1000 tokens, Per-position acceptance rate: 0.812")
+    lines = [args]
+    for i in range(200):
+        lines.append(metric(i, running=30))
+        if i >= 150:
+            lines.append(spec.format(t=stamp(i)))
+    log = tmp_path / "node-0" / "serve.log"
+    log.parent.mkdir()
+    log.write_text("\n".join(lines) + "\n")
+    _, whole = report(str(tmp_path))
+    assert "MTP002" not in [f["rule_id"] for f in whole["findings"]]
+    _, cut = report("--budget", "max_series_rows=600", str(tmp_path))
+    assert "MTP002" not in [f["rule_id"] for f in cut["findings"]] and cut["coverage"]["status"] == "partial"
+    monkeypatch.setattr(stages, "cut_files", lambda inputs: {})  # the cut not said: the metrics look absent
+    _, blind = report("--budget", "max_series_rows=600", str(tmp_path))
+    assert "MTP002" in [f["rule_id"] for f in blind["findings"]]
