@@ -137,3 +137,22 @@ def test_a_periodic_signal_past_the_cut_is_not_missing(tmp_path: Path, monkeypat
     monkeypatch.setattr(stages, "cut_files", lambda inputs: {})  # the cut not said: the metrics look absent
     _, blind = report("--budget", "max_series_rows=600", str(tmp_path))
     assert "MTP002" in [f["rule_id"] for f in blind["findings"]]
+
+
+def test_a_cut_file_is_no_short_excerpt(tmp_path: Path, monkeypatch):
+    """b.log begins with two saturated intervals (KV001 needs three) and runs 200 more. Cut after those two,
+    its series looks like a pasted excerpt that ends where the trouble is; it is not one."""
+    import diagnose.pipeline.stages as stages
+
+    (tmp_path / "a.log").write_text("\n".join(metric(i) for i in range(100)) + "\n")
+    hot = [metric(i).replace("Waiting: 0 reqs", f"Waiting: {i + 1} reqs").replace(f"{10 + i % 50}.5%", "99.0%")
+           for i in range(2)]
+    (tmp_path / "b.log").write_text("\n".join([*hot, *(metric(i) for i in range(2, 200))]) + "\n")
+    _, whole = report(str(tmp_path))
+    assert "KV001" not in [f["rule_id"] for f in whole["findings"]]
+    _, cut = report("--budget", "max_series_rows=612", str(tmp_path))
+    assert "KV001" not in [f["rule_id"] for f in cut["findings"]]
+    assert [e["path"].rsplit("/", 1)[-1] for e in cut["coverage"]["incomplete"]] == ["b.log"]
+    monkeypatch.setattr(stages, "cut_files", lambda inputs: {})
+    _, blind = report("--budget", "max_series_rows=612", str(tmp_path))
+    assert "KV001" in [f["rule_id"] for f in blind["findings"]]
