@@ -772,7 +772,7 @@ def _(folder, scale):
 
 # Six samples a metric line (40 bytes each in the compact series): 900 MB of them was a series of 950 MB and a
 # run past 4 GB. The series now keeps at most Budget.max_series_rows samples (diagnose/pipeline/samples.py): at
-# full size the run keeps that many, says the file was read in part (exit 5) and peaks near 1.3 GB; under the
+# full size the run keeps that many, says the file was read in part (exit 5) and peaks near 1.25 GB; under the
 # budget (a smaller scale) it reads every sample and says nothing of a cut.
 @attack("metric-only-log", "periodic metric samples past the first", (5,), "memory", slow=True, timeout=900,
         max_rss_mb=1500)
