@@ -789,9 +789,12 @@ def _(folder, scale):
 
 # --- memory on dense logs -----------------------------------------------------------------------------------
 
-# Not bounded yet: the compact series keeps every sample (40 bytes each) and its pieces are joined at the end of
-# the file, so memory grows with a log of metric lines (tests/test_attacks.py marks it as expected to fail).
-@attack("metric-only-log", "serve.log", (0, 1), "memory", slow=True, timeout=900, known=True)
+# Six samples a metric line (40 bytes each in the compact series): 900 MB of them was a series of 950 MB and a
+# run past 4 GB. The series now keeps at most Budget.max_series_rows samples (diagnose/pipeline/samples.py): at
+# full size the run keeps that many, says the file was read in part (exit 5) and peaks near 1.25 GB; under the
+# budget (a smaller scale) it reads every sample and says nothing of a cut.
+@attack("metric-only-log", "periodic metric samples past the first", (5,), "memory", slow=True, timeout=900,
+        max_rss_mb=1500)
 def _(folder, scale):
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "serve.log"

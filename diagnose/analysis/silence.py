@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
-from typing import Callable, Mapping
+from typing import Callable, Collection, Mapping
 
 import polars as pl
 
@@ -48,9 +48,12 @@ ReadBack = Callable[[str, set[int]], dict[int, str]]
 
 def find_silence(records: pl.DataFrame, series: pl.DataFrame | None, periodic: Mapping[str, frozenset[str]],
                  now: datetime | None = None, texts: pl.DataFrame | None = None,
-                 read_back: ReadBack | None = None, stops: Mapping[str, str] | None = None) -> Finding | None:
+                 read_back: ReadBack | None = None, stops: Mapping[str, str] | None = None,
+                 cut: Collection[str] = ()) -> Finding | None:
     """The hang finding, or None when no serving engine went quiet (see the module docstring). ``periodic``
-    and ``stops`` are the source kinds' declarations (``SourceKind.periodic``, ``SourceKind.stops``)."""
+    and ``stops`` are the source kinds' declarations (``SourceKind.periodic``, ``SourceKind.stops``). ``cut``
+    names the files whose samples past the run's budget were not kept (diagnose/pipeline/samples.py): their
+    last sample kept is where the budget ended, not where the engine went quiet, so they are never quiet."""
     streams = _streams(series, periodic)
     if streams is None or streams.height == 0:
         return None
@@ -61,7 +64,7 @@ def find_silence(records: pl.DataFrame, series: pl.DataFrame | None, periodic: M
         quiet_s=(pl.lit(end) - pl.col("last_ts")).dt.total_microseconds() / 1e6,
         limit_s=pl.max_horizontal(pl.col("interval_s") * INTERVALS, pl.lit(MIN_QUIET.total_seconds())),
     )
-    quiet = streams.filter((pl.col("quiet_s") >= pl.col("limit_s")) & ~_idle())
+    quiet = streams.filter((pl.col("quiet_s") >= pl.col("limit_s")) & ~_idle() & ~pl.col("file").is_in(list(cut)))
     if quiet.height == 0:
         return None
     later = streams.select("node", "engine", begun=pl.col("first_ts"))

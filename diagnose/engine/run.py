@@ -29,7 +29,7 @@ RULE_SECONDS = 10.0  # a rule that takes longer is named in the report (``slow``
 def run_rules(
     rules: list[Rule], records: pl.DataFrame, signals: pl.DataFrame, lang: str = "en",
     texts: pl.DataFrame | None = None, series: pl.DataFrame | None = None, read_back: ReadBack | None = None,
-    slow: list[SlowRule] | None = None,
+    slow: list[SlowRule] | None = None, cut: dict[str, str | None] | None = None,
 ) -> tuple[list[Finding], list[str]]:
     """Findings in catalog order (rank.py orders them) and internal errors, one per failing rule.
 
@@ -38,14 +38,16 @@ def run_rules(
     (diagnose/model/series.py), of which ``signals`` keeps only those rules can report; ``read_back`` gives the
     text of evidence lines kept in neither. Each rule has a time budget (``RULE_SECONDS``): one that takes longer
     (a user's ``.{1,5000}`` on long lines ran for minutes) still gives its findings, and is added to ``slow``
-    with its time, so the run says which rule made it slow instead of only being slow.
+    with its time, so the run says which rule made it slow instead of only being slow. ``cut`` names the files
+    (file -> node) whose periodic samples the run's budget cut (diagnose/pipeline/samples.py): their series
+    stops at the cut, not where the file did.
     """
     findings: list[Finding] = []
     errors: list[str] = []
     present = _sources_present(records, signals, series)
     rules = [rule for rule in rules if _can_fire(rule, present)]
     quiet = _quiet_pattern_rules(rules, records)
-    ctx = Context(records, signals, series, lang)
+    ctx = Context(records, signals, series, lang, cut=cut or {})
     explained: list[pl.DataFrame] = []  # (file, event) of every hit: a later phase leaves those lines alone
     for phase in sorted({KINDS[r.match.kind].phase for r in rules}):
         if phase:

@@ -21,6 +21,13 @@ class Budget:
     max_depth: int = 64  # directory nesting
     bomb_floor: int = 64 * MiB  # below this much output from one archive or .gz, no ratio counts as a bomb
     max_seconds: int = 3600  # reading stops after this long; the files not reached are listed as skipped
+    # Periodic metric samples the run keeps (diagnose/model/series.py, about 40 bytes each; a vLLM metric line
+    # gives six): the first this many in the order the files are read, cut between lines; later samples are
+    # not kept and their files are read in part (their error lines are still read). Measured on a log of
+    # nothing but metric lines (bench/attacks.py metric-only-log, 900 MB): with 8 million samples (321 MB of
+    # series) the run peaked at 1.27 to 1.57 GB, four to five times the series (the rules' pass is the peak),
+    # so 6 million (a million metric lines, about 240 MB of log) keep it under 1.5 GB whatever the logs' size.
+    max_series_rows: int = 6_000_000
 
     used_bytes: int = 0
     used_members: int = 0

@@ -71,6 +71,39 @@ def split(signals: pl.DataFrame, conds: list[Condition], spec: Periodic) -> tupl
     return rules_see, to_series(rows)
 
 
+def cap(signals: pl.DataFrame, spec: Periodic, left: int) -> tuple[pl.DataFrame, int, int]:
+    """(one file's ``signals`` without the periodic rows past the first ``left`` of them, periodic rows kept,
+    periodic rows dropped).
+
+    The cut falls between lines: a line keeps all its samples or none (rules and derived signals read a line's
+    values together: ``also`` conditions, a DP round). Only periodic rows are dropped; every other signal stays.
+    The caller keeps nothing after a cut (``left`` becomes 0): the samples kept are a prefix of the file, never
+    a run with a hole in it."""
+    periodic = periodic_rows(spec)
+    per_line = signals.lazy().filter(periodic).group_by("file", "line").agg(n=pl.len()) \
+        .sort("file", "line").with_columns(upto=pl.col("n").cum_sum()).collect()
+    total = int(per_line["n"].sum() or 0)
+    if total <= left:
+        return signals, total, 0
+    taken = int(per_line.filter(pl.col("upto") <= left)["n"].sum() or 0)
+    first_cut = per_line.filter(pl.col("upto") > left).group_by("file").agg(pl.col("line").min().alias("_cut"))
+    out = signals.join(first_cut, on="file", how="left", maintain_order="left") \
+        .filter(~periodic | pl.col("_cut").is_null() | (pl.col("line") < pl.col("_cut"))).drop("_cut")
+    return out, taken, total - taken
+
+
+def trim(series: pl.DataFrame, left: int) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """(the series' first lines that hold at most ``left`` rows, in the series' order; the (file, line) of the
+    lines left out with their rows ``n``, or None when all fit). Cut between lines, as ``cap``."""
+    if series.height <= left:
+        return series, None
+    lines = series.select("file", "line").with_row_index("_i").group_by("file", "line") \
+        .agg(_first=pl.col("_i").min(), n=pl.len()).sort("_first").with_columns(_upto=pl.col("n").cum_sum())
+    keep = lines.filter(pl.col("_upto") <= left).select("file", "line")
+    kept = series.join(keep, on=["file", "line"], how="semi", maintain_order="left")
+    return kept, lines.filter(pl.col("_upto") > left).select("file", "line", "n")
+
+
 def kept_lines(rows: pl.DataFrame, conds: list[Condition]) -> pl.Series:
     # One lazy query: a chunk pays one collect, not a few per rule.
     lazy = rows.lazy()
@@ -111,14 +144,39 @@ def _in_series(series: pl.DataFrame) -> pl.DataFrame:
     return series.select(pl.col("source").cast(pl.String), pl.col("signal").cast(pl.String)).unique()
 
 
-def with_series(signals: pl.DataFrame | None, series: pl.DataFrame | None) -> pl.DataFrame | None:
-    """Signals with their periodic rows replaced by the whole series (when there is one)."""
+def with_series(signals: pl.DataFrame | None, series: pl.DataFrame | None,
+                names: list[str] | None = None) -> pl.DataFrame | None:
+    """Signals with their periodic rows replaced by the whole series (when there is one); with ``names``, only
+    the rows of those signals (the series' rows become strings only once chosen: as strings a row of the
+    series takes three times its compact size)."""
+    if names is not None:
+        if signals is not None:
+            signals = signals.filter(pl.col("signal").is_in(names))
+        if series is not None and series.height:
+            series = series.filter(pl.col("signal").is_in(names))
     if series is None or series.height == 0:
         return signals
     if signals is None:
         return to_signals(series)
     rest = signals.join(_in_series(series), on=["source", "signal"], how="anti")
     return pl.concat([rest, to_signals(series)], how="vertical_relaxed")
+
+
+def timed_counts(signals: pl.DataFrame | None, series: pl.DataFrame | None) -> dict[str, int]:
+    """Signal -> its dated finite values in ``with_series(signals, series)``, counted on the compact form."""
+    usable = pl.col("ts").is_not_null() & pl.col("value").is_not_null() & pl.col("value").is_finite()
+    counts: dict[str, int] = {}
+    rest = signals
+    if series is not None and series.height:
+        found = series.lazy().filter(usable).group_by("signal").len().collect()
+        counts.update(zip(found["signal"].cast(pl.String).to_list(), found["len"].to_list()))
+        if signals is not None:
+            rest = signals.join(_in_series(series), on=["source", "signal"], how="anti")
+    if rest is not None and rest.height:
+        found = rest.filter(usable).group_by("signal").len()
+        for name, n in zip(found["signal"].to_list(), found["len"].to_list()):
+            counts[name] = counts.get(name, 0) + n
+    return counts
 
 
 def signal_rows(name: str, signals: pl.DataFrame, series: pl.DataFrame | None) -> pl.DataFrame:

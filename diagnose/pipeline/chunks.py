@@ -26,7 +26,7 @@ from diagnose.parsers import registry
 from diagnose.parsers.kinds import generic
 from diagnose.parsers.lineframe import BARE_SGR, FileContext, clean_lines, raw_lines_frame
 from diagnose.pipeline.repair import mask_logged_prompts, repair
-from diagnose.model.series import empty_series
+from diagnose.model.series import Periodic, cap, empty_series
 from diagnose.model.series import split as split_series
 
 STAMP_COLUMNS = ["file", "line", "node", "ts", "year_known"]
@@ -37,15 +37,36 @@ def empty_stamps() -> pl.DataFrame:
     return pl.DataFrame(schema=schema)
 
 
+class SampleCap:
+    """The periodic samples one file may still keep (``Budget.max_series_rows``): its chunks take them in line
+    order, and after the first cut none (the samples kept are a prefix of the file). ``dropped`` counts the
+    samples not kept, for the file's note; everything else of the file (its error lines) is read as ever."""
+
+    def __init__(self, left: int, spec: Periodic):
+        self.left, self.spec, self.dropped = left, spec, 0
+
+    def take(self, signals: pl.DataFrame) -> pl.DataFrame:
+        if signals.height == 0:
+            return signals
+        kept, taken, dropped = cap(signals, self.spec, self.left)
+        self.left = 0 if dropped else self.left - taken
+        self.dropped += dropped
+        return kept
+
+
 def parse_lines(lines: pl.Series, first_line: int, ctx: FileContext, filters: RuleFilters, errors: list[str]):
     """One chunk of a line-oriented file: (records kept, stamps, signals kept, series, raw line count)."""
     return parse_selected(select(raw_lines_frame(lines, first_line), ctx.kind, filters), ctx, filters, errors)
 
 
-def parse_selected(frame: pl.DataFrame, ctx: FileContext, filters: RuleFilters, errors: list[str]):
+def parse_selected(frame: pl.DataFrame, ctx: FileContext, filters: RuleFilters, errors: list[str],
+                   samples: SampleCap | None = None):
     """Lines ``select`` kept (of one chunk or of several of one file, in order) through the kind's parser:
-    (records kept, stamps, signals kept, series, raw line count)."""
+    (records kept, stamps, signals kept, series, raw line count); periodic samples past ``samples`` are not
+    kept (nor the stamps of lines that had nothing else)."""
     records, signals = parse_chunk(frame, ctx, errors)
+    if samples is not None:
+        signals = samples.take(signals)
     kept, series = split(signals, filters)
     return (*retain(records, signals, kept, filters), kept, series, int((~records["parsed"]).sum()))
 
@@ -59,8 +80,8 @@ class Selected:
     PARSE_BYTES = 8 * 1024 * 1024
     PARSE_LINES = 200_000
 
-    def __init__(self, ctx: FileContext, filters: RuleFilters, errors: list[str]):
-        self.ctx, self.filters, self.errors = ctx, filters, errors
+    def __init__(self, ctx: FileContext, filters: RuleFilters, errors: list[str], samples: SampleCap | None = None):
+        self.ctx, self.filters, self.errors, self.samples = ctx, filters, errors, samples
         self.frames: list[pl.DataFrame] = []
         self.bytes = self.lines = 0
         self.parts: list[tuple] = []
@@ -80,7 +101,7 @@ class Selected:
         if self.frames:
             frame = pl.concat(self.frames) if len(self.frames) > 1 else self.frames[0]
             self.frames, self.bytes, self.lines = [], 0, 0
-            self.parts.append(parse_selected(frame, self.ctx, self.filters, self.errors))
+            self.parts.append(parse_selected(frame, self.ctx, self.filters, self.errors, self.samples))
         return self.parts
 
 

@@ -12,7 +12,7 @@ import heapq
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Iterable, NamedTuple, Protocol
@@ -28,7 +28,8 @@ from diagnose.model import UNSET, InputFile, Skipped, empty_records, empty_signa
 from diagnose.parsers import registry
 from diagnose.parsers.lineframe import FileContext, raw_lines_frame
 from diagnose.pipeline.batches import SmallFiles, mtime_of
-from diagnose.pipeline.chunks import STAMP_COLUMNS, Selected, empty_stamps, parse_chunk, split
+from diagnose.pipeline.chunks import STAMP_COLUMNS, SampleCap, Selected, empty_stamps, parse_chunk, split
+from diagnose.pipeline.samples import SeriesBudget
 from diagnose.pipeline.settings import Settings
 from diagnose.model.derived import Origins
 from diagnose.model.series import empty_series
@@ -77,11 +78,24 @@ class _LargestFirst:
             _, place, src, args = heapq.heappop(self._waiting)
         if time.monotonic() > self._deadline:
             return place, src, Skipped(src.path, self._budget_note)
-        settings, filters, errors, progress = args
-        return place, src, _parse_one(src, settings, filters, errors, None, progress)
+        settings, filters, errors, progress, samples = args
+        return place, src, _parse_one(src, settings, filters, errors, None, progress, samples)
+
+    def ready(self):
+        """The results of the files parsed so far (taken while the walk goes on, so that what they keep is
+        trimmed to the run's budget of samples, diagnose/pipeline/samples.py, without waiting for the walk)."""
+        done, waiting = [], []
+        for future in self._futures:  # one look at each: a future that ends meanwhile is taken next time
+            (done if future.done() else waiting).append(future)
+        self._futures = waiting
+        for future in done:
+            yield future.result()
 
     def results(self):
-        for future in self._futures:
+        """The other results, as they come (their order does not matter: everything is put in the walk's order
+        at the end)."""
+        futures, self._futures = self._futures, []
+        for future in as_completed(futures):
             yield future.result()
 
     def shutdown(self) -> None:
@@ -132,10 +146,19 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
     skipped: list[tuple[int, Skipped]] = []
     file_errors: dict[int, list[str]] = {}
     batch = SmallFiles(filters, [])
+    budget = SeriesBudget(settings.budget.max_series_rows, filters.spec)
+    caps: dict[str, SampleCap] = {}
 
     def take(place, records, stamps, signals, series, info, mtime):
         infos, mtimes = (info, mtime) if isinstance(info, list) else ([info], [mtime])
         taken.append(_Taken(place, records, stamps, signals, series, infos, mtimes))
+        budget.took(taken)
+
+    def cap(src: SourceFile) -> SampleCap | None:
+        if filters.periodic is None:  # rules see every periodic row (no series): nothing is counted
+            return None
+        caps[src.path] = SampleCap(settings.budget.max_series_rows, filters.spec)
+        return caps[src.path]
 
     def flush_batch(place: int) -> None:
         # A batch of small files takes the place of the file that filled it. A batch that fails costs its
@@ -151,6 +174,12 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
         file_errors.setdefault(place, []).extend(batch.errors)
         batch.errors.clear()
 
+    def took(place, src, done) -> None:
+        if isinstance(done, Skipped):
+            skipped.append((place, done))
+        else:
+            take(place, *done, mtime_of(src.mtime))
+
     deadline = time.monotonic() + settings.budget.max_seconds
     budget_note = skip("time_budget", n=settings.budget.max_seconds)
     pool = _LargestFirst(WORKERS, deadline, budget_note) if WORKERS > 1 else None
@@ -165,10 +194,13 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
                 skipped.append((place, Skipped(item.path, budget_note)))
                 continue
             its_errors = file_errors.setdefault(place, [])
+            if pool is not None:
+                for done_place, src, done in pool.ready():
+                    took(done_place, src, done)
             if pool is not None and item.standalone and (item.disk_bytes or 0) > SMALL_FILE:
-                pool.submit(place, item, settings, filters, its_errors, progress)
+                pool.submit(place, item, settings, filters, its_errors, progress, cap(item))
                 continue
-            result = _parse_one(item, settings, filters, its_errors, batch, progress)
+            result = _parse_one(item, settings, filters, its_errors, batch, progress, cap(item))
             if result is None:  # queued with other small files of its kind
                 if batch.full:
                     flush_batch(place)
@@ -179,15 +211,15 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
             take(place, *result, mtime_of(item.mtime))
         if pool is not None:
             for done_place, src, done in pool.results():
-                if isinstance(done, Skipped):
-                    skipped.append((done_place, done))
-                else:
-                    take(done_place, *done, mtime_of(src.mtime))
+                took(done_place, src, done)
     finally:
         if pool is not None:
             pool.shutdown()
     flush_batch(place + 1)
     taken.sort(key=lambda t: t.place)
+    for path, one in caps.items():
+        budget.count(path, one.dropped)
+    taken = budget.noted(taken)
     # The shared frames of empty files add nothing but a piece to concatenate each; one of them is kept.
     shared = {id(part[0]) for part in _EMPTY.values()}
     record_parts = [t.records for i, t in enumerate(taken) if i == 0 or id(t.records) not in shared]
@@ -210,21 +242,22 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
 
 
 def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors: list[str],
-               batch: SmallFiles | None = None, progress: Progress | None = None):
+               batch: SmallFiles | None = None, progress: Progress | None = None, samples: SampleCap | None = None):
     """``_read_one``, whose failure costs only its file: any exception while one file is read (a reader's bug,
     an input no check foresaw) skips that file with the exception as its reason and records an internal error,
     so the run goes on and says it is incomplete (exit 3), instead of losing every other file's findings."""
     try:
-        return _read_one(src, settings, filters, errors, batch, progress)
+        return _read_one(src, settings, filters, errors, batch, progress, samples)
     except Exception as exc:  # noqa: BLE001 - see the docstring
         errors.append(f"reading {src.path} failed: {failure(exc)}")
         return Skipped(src.path, skip("reader_failed", error=failure(exc)))
 
 
 def _read_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors: list[str],
-              batch: SmallFiles | None = None, progress: Progress | None = None):
+              batch: SmallFiles | None = None, progress: Progress | None = None, samples: SampleCap | None = None):
     """Read one file chunk by chunk; line-oriented kinds are parsed per chunk, the others whole; small
-    line-oriented files are handed to ``batch`` (returns None then)."""
+    line-oriented files are handed to ``batch`` (returns None then). ``samples`` caps the periodic samples the
+    file keeps (its ``dropped`` says how many were not)."""
     if src.size == 0:  # listed empty (an archive member, a marker file): nothing to open, sniff or parse
         kind = settings.kind or registry.sniff(src.rel or src.path, [])
         return (*_nothing(filters)[:4], InputFile(path=src.path, kind=kind, lines=0, bytes=0, raw_lines=0,
@@ -253,12 +286,12 @@ def _read_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors:
             if source.streams is not None and source.streams(src.rel or src.path):
                 # Read from the stream in bounded memory (a multi-GB one-line trace), never whole.
                 records, signals = source.parse_stream(stream, ctx, info)
-                kept, series = split(signals, filters)
+                kept, series = split(samples.take(signals) if samples is not None else signals, filters)
                 streamed = (records, empty_stamps(), kept, series, int((~records["parsed"]).sum()))
             elif not source.line_oriented:  # tables and JSON are parsed whole
                 whole = read_table(stream, info, src.size, max_line=settings.budget.max_line_bytes)
             else:
-                selected = Selected(ctx, filters, errors)
+                selected = Selected(ctx, filters, errors, samples)
                 for lines in iter_line_chunks(stream, info, max_line=settings.budget.max_line_bytes):
                     if (batch is not None and registry.get(kind).batchable and src.size is not None
                             and src.size <= SMALL_FILE and next_line == 1):
@@ -291,7 +324,7 @@ def _read_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors:
         lines, data = whole or (None, None)
         if lines is not None and lines.len():
             records, signals = parse_chunk(raw_lines_frame(lines, 1), replace(ctx, data=data), errors)
-            kept, series = split(signals, filters)
+            kept, series = split(samples.take(signals) if samples is not None else signals, filters)
             parts = [(records, empty_stamps(), kept, series, int((~records["parsed"]).sum()))]
         else:  # an empty file (a marker such as analyse.done): no parser finds anything in it
             parts = [_nothing(filters)]

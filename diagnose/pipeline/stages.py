@@ -38,6 +38,7 @@ from diagnose.model import (
 )
 from diagnose.parsers import registry
 from diagnose.pipeline.reading import STAMP_COLUMNS, Parsed, Progress, read_sources
+from diagnose.pipeline.samples import cut_files
 from diagnose.pipeline.settings import Settings
 from diagnose.analysis.rank import rank_findings
 from diagnose.analysis.timeline_events import timeline_frame
@@ -215,7 +216,7 @@ def _validate(run: Run) -> None:
 def _rules(run: Run) -> None:
     p = run.parsed
     run.findings, errors = run_rules(run.rules, p.records, p.signals, run.settings.lang, p.texts, p.series,
-                                     read_back=read_lines, slow=run.slow_rules)
+                                     read_back=read_lines, slow=run.slow_rules, cut=cut_files(p.inputs))
     run.errors.extend(errors)
     run.selected = selected_rows([f.rule_id for f in run.findings], run.rules, p.records, p.signals)
 
@@ -226,7 +227,7 @@ def _silence(run: Run) -> None:
         return
     p = run.parsed
     found = find_silence(p.records, p.series, registry.periodic_signals(), now=run.settings.now, texts=p.texts,
-                         read_back=read_lines, stops=registry.stops())
+                         read_back=read_lines, stops=registry.stops(), cut=cut_files(p.inputs))
     if found is not None:
         run.findings.append(found)
 

@@ -49,24 +49,31 @@ def check(table: dict[str, Any]):
 
 
 def evaluate(m: AbsenceMatch, sources, ctx: Context) -> list[Hit]:
-    found = match_absence(m, ctx.records, ctx.signals, sources, ctx.series)
+    found = match_absence(m, ctx.records, ctx.signals, sources, ctx.series, cut=ctx.cut)
     return [found] if found is not None else []
 
 
 def match_absence(m: AbsenceMatch, records: pl.DataFrame, signals: pl.DataFrame, sources,
-                  series: pl.DataFrame | None = None) -> Hit | None:
+                  series: pl.DataFrame | None = None, cut: dict[str, str | None] | None = None) -> Hit | None:
+    """``cut``: files (-> node) whose periodic samples past the run's budget were not kept. A signal missing
+    from them may come after the cut: where one of them is in scope (the bundle, its node or itself), a
+    missing signal is not known to be missing, and the rule does not fire there."""
     scope = {"bundle": [], "node": ["node"], "file": ["file"]}[m.scope]
     when = select(m.when, records, signals, sources, series)
     if when.height == 0:
         return None
     missing = select(m.missing, records, signals, sources, series)
     require = select(m.require, records, signals, sources, series) if m.require is not None else None
+    unknown = bool(cut) and m.missing.signal is not None
     if not scope:
-        if missing.height or (require is not None and require.height == 0):
+        if missing.height or (require is not None and require.height == 0) or unknown:
             return None
         firing = when
     else:
         keys = when.select(scope).unique()
+        if unknown:
+            column = list(cut) if scope == ["file"] else list(cut.values())
+            keys = keys.filter(~pl.col(scope[0]).is_in(column, nulls_equal=True))
         if missing.height:
             keys = keys.join(missing.select(scope).unique(), on=scope, how="anti", nulls_equal=True)
         if require is not None:

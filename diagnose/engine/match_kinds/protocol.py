@@ -38,6 +38,8 @@ class Context:
     lang: str = "en"
     explained: pl.DataFrame | None = None  # (file, event) every earlier hit covers: phase-1 kinds leave them
     cached: dict[str, Any] = field(default_factory=dict)  # values several rules of one kind share
+    # files (-> node) whose periodic samples past the run's budget were not kept: their series ends at the cut
+    cut: dict[str, str | None] = field(default_factory=dict)
 
     def once(self, key: str, compute: Callable[[], Any]) -> Any:
         if key not in self.cached:

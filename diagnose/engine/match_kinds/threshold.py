@@ -93,12 +93,14 @@ def check(table: dict[str, Any]):
 
 
 def evaluate(m: ThresholdMatch, sources, ctx: Context) -> list[Hit]:
-    found = match_threshold(m, ctx.records, ctx.signals, sources, ctx.series)
+    found = match_threshold(m, ctx.records, ctx.signals, sources, ctx.series, cut=ctx.cut)
     return [found] if found is not None else []
 
 
 def match_threshold(m: ThresholdMatch, records: pl.DataFrame, signals: pl.DataFrame, sources,
-                    series: pl.DataFrame | None = None) -> Hit | None:
+                    series: pl.DataFrame | None = None, cut=()) -> Hit | None:
+    """``cut``: files whose samples past the run's budget were not kept; none of them is a short excerpt (it
+    went on past its last sample kept, so neither "every sample" nor "the run it ends with" is known)."""
     sources = m.signal_sources if m.signal_sources is not None else sources
     base = signal_rows(m.signal, signals, series)
     if sources:
@@ -154,7 +156,7 @@ def match_threshold(m: ThresholdMatch, records: pl.DataFrame, signals: pl.DataFr
     if runs.height == 0 and demanding:
         # A short excerpt (see EXCERPT_MAX): all of its samples beyond the threshold; failing that, the run
         # it ends with (a paste ends where the trouble is; a blip it recovered from is not one).
-        short = candidates.filter(pl.col("total") <= EXCERPT_MAX)
+        short = candidates.filter((pl.col("total") <= EXCERPT_MAX) & ~pl.col("file").is_in(list(cut)))
         runs = short.filter(pl.col("n") == pl.col("total"))
         if runs.height == 0:
             runs, weak = short.filter(pl.col("last_line") == pl.col("group_end")), True

@@ -197,13 +197,17 @@ def derived_signals(signals: pl.DataFrame, series: pl.DataFrame | None = None) -
     logging round, and drift over a run. Documented in model.SIGNALS; returns only the new rows.
 
     ``series`` holds every periodic row (diagnose/model/series.py); ``signals`` then holds only some of them. The
-    work runs on the compact form (categorical names) and only the rows returned become strings."""
+    work runs on the compact form (categorical names) and only the rows returned become strings. Each signal's
+    rows are taken from the series on their own (``rows``), never the whole series at once: a copy of it joined
+    with the signals was most of the memory of a run over a dense metric log."""
     frame = signals.filter(pl.col("source") == KIND)
+    rows = _named(frame)
     if series is not None and series.height:
-        frame = pl.concat([compact(frame.filter(~periodic_rows({KIND: PERIODIC_SIGNALS}))),
-                           series.filter(pl.col("source") == KIND)])
+        few = compact(frame.filter(~periodic_rows({KIND: PERIODIC_SIGNALS})))
+        many = series.lazy().filter(pl.col("source") == KIND)
+        rows = _named(few, many)
     out = []
-    pos = frame.filter(pl.col("signal") == "spec_pos_acceptance").with_columns(
+    pos = rows("spec_pos_acceptance").with_columns(
         _base=pl.col("engine").cast(pl.String).str.replace(r"#[0-9]+$", ""),
         _pos=pl.col("engine").cast(pl.String).str.extract(r"#([0-9]+)$", 1).cast(pl.Int32, strict=False),
     )
@@ -215,18 +219,18 @@ def derived_signals(signals: pl.DataFrame, series: pl.DataFrame | None = None) -
         for name, col in (("spec_first_pos_acceptance", "_f"), ("spec_last_pos_acceptance", "_l")):
             out.append(per.select("file", "line", "source", "node", "ts", engine=pl.col("_base"),
                                   signal=pl.lit(name), value=pl.col(col), text=pl.lit(None, pl.String)))
-    seqs = frame.filter(pl.col("signal") == "max_num_seqs").group_by("file").agg(pl.col("value").last().alias("_seqs"))
-    conc = frame.filter(pl.col("signal") == "max_concurrency").join(seqs, on="file", how="inner")
+    seqs = rows("max_num_seqs").group_by("file").agg(pl.col("value").last().alias("_seqs"))
+    conc = rows("max_concurrency").join(seqs, on="file", how="inner")
     if conc.height:
         out.append(conc.filter(pl.col("_seqs") > 0).select(
             "file", "line", "source", "node", "ts", "engine", signal=pl.lit("kv_concurrency_vs_max_num_seqs"),
             value=pl.col("value") / pl.col("_seqs"), text=pl.lit(None, pl.String)))
     # DP engines (`Engine 000:` ...) print one throughput line each per interval: the k-th line of every
     # engine in a file is one round; the busiest engine of a round carries the imbalance.
-    run = frame.filter(pl.col("signal") == "running_reqs")  # then the engine test, on those rows only
+    run = rows("running_reqs")  # then the engine test, on those rows only
     run = run.filter(pl.col("engine").cast(pl.String).str.contains(r"^Engine \d+$"))
     if run.height and run.select("engine").n_unique() >= 2:
-        kv = frame.filter(pl.col("signal") == "kv_cache_usage_pct").select("file", "line", "engine", pl.col("value").alias("_kv"))
+        kv = rows("kv_cache_usage_pct").select("file", "line", "engine", pl.col("value").alias("_kv"))
         run = run.join(kv.unique(["file", "line", "engine"]), on=["file", "line", "engine"], how="left").sort("line")
         run = run.with_columns(_round=pl.int_range(pl.len()).over(["file", "node", "engine"]))
         g = ["file", "node", "_round"]
@@ -240,7 +244,7 @@ def derived_signals(signals: pl.DataFrame, series: pl.DataFrame | None = None) -
                             ("dp_kv_usage_gap", pl.when(pl.col("_kvn") >= 2).then(gap).otherwise(None))):
             out.append(run.select("file", "line", "source", "node", "ts", "engine", signal=pl.lit(name),
                                   value=value.cast(pl.Float64), text=pl.lit(None, pl.String)))
-    out += _drift(frame)
+    out += _drift(rows)
     if not out:
         return conform_signals(frame.clear())
     return conform_signals(pl.concat(out, how="vertical_relaxed")).filter(pl.col("value").is_not_null())
@@ -249,16 +253,27 @@ def derived_signals(signals: pl.DataFrame, series: pl.DataFrame | None = None) -
 _DRIFT_MIN_SAMPLES = 8
 
 
-def _drift(frame: pl.DataFrame) -> list[pl.DataFrame]:
+def _named(few: pl.DataFrame, many: pl.LazyFrame | None = None):
+    """``rows(name)``: the rows of one signal, of ``few`` then of ``many`` (the series, filtered lazily: only
+    that signal's rows are made)."""
+    def rows(name: str) -> pl.DataFrame:
+        mine = few.filter(pl.col("signal") == name)
+        if many is None:
+            return mine
+        return pl.concat([mine, many.filter(pl.col("signal") == name).collect()])
+    return rows
+
+
+def _drift(rows) -> list[pl.DataFrame]:
     """Over one engine's run (8+ periodic lines): first quarter against last quarter. ``gen_throughput_drop_pct``
     only where requests were running and the last quarter ran at least as many of them as the first;
     ``spec_acceptance_drop_pts`` from the acceptance percentages. Both sit on the engine's last line."""
     g = ["file", "node", "engine"]
     out = []
-    tp = frame.filter(pl.col("signal") == "gen_throughput").select(*g, "line", "source", "ts", pl.col("value").alias("_tp"))
-    run = frame.filter(pl.col("signal") == "running_reqs").select(*g, "line", pl.col("value").alias("_run"))
+    tp = rows("gen_throughput").select(*g, "line", "source", "ts", pl.col("value").alias("_tp"))
+    run = rows("running_reqs").select(*g, "line", pl.col("value").alias("_run"))
     both = tp.join(run.unique(g + ["line"]), on=g + ["line"], how="inner", nulls_equal=True).filter(pl.col("_run") >= 1)
-    acc = frame.filter(pl.col("signal") == "spec_acceptance_pct").select(*g, "line", "source", "ts", pl.col("value").alias("_acc"))
+    acc = rows("spec_acceptance_pct").select(*g, "line", "source", "ts", pl.col("value").alias("_acc"))
     for data, col, name in ((both, "_tp", "gen_throughput_drop_pct"), (acc, "_acc", "spec_acceptance_drop_pts")):
         if data.height < _DRIFT_MIN_SAMPLES:
             continue

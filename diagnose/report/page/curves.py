@@ -18,7 +18,7 @@ import polars as pl
 from diagnose.messages import Messages
 from diagnose.model import Finding, Report
 from diagnose.report.page.crowd import MANY, NAMED, crowd_traces, engine_count
-from diagnose.model.series import with_series
+from diagnose.model.series import timed_counts, with_series
 from diagnose.report.page.kit import e
 from diagnose.report.page.markup import plot_time
 
@@ -91,14 +91,12 @@ def curve_figures(report: Report, ths: dict[str, list[dict]], findings: list[Fin
                   notes: list[str], msg: Messages) -> list[tuple[str, Any]]:
     import plotly.graph_objects as go  # deferred: plotly (4 MB of JS, only for the incident page's curves)
 
-    signals = with_series(report.signals, report.series)  # every periodic sample, not only those rules saw
-    if signals is None or signals.height == 0:
+    # Every periodic sample, not only those rules saw; counted on the compact series, and each panel's rows
+    # made strings on their own (the whole series as strings was three times its size).
+    counts = timed_counts(report.signals, report.series)
+    if not counts:
         return []
-    timed = signals.filter(pl.col("ts").is_not_null() & pl.col("value").is_not_null() & pl.col("value").is_finite())
-    if timed.height == 0:
-        return []
-    counts = timed.group_by("signal").len()
-    present = {s for s, n in counts.iter_rows() if n >= 2}
+    present = {s for s, n in counts.items() if n >= 2}
     fired = {f.rule_id for f in findings}
     panels = [p for p in report.panels if present & set(p[2])]
     listed = {s for p in report.panels for s in p[2]}
@@ -109,7 +107,9 @@ def curve_figures(report: Report, ths: dict[str, list[dict]], findings: list[Fin
     cut = 0
     for title, unit, sigs in panels:
         fig = go.Figure()
-        part = timed.filter(pl.col("signal").is_in(list(sigs))).sort("ts")
+        part = with_series(report.signals, report.series, list(sigs))
+        part = part.filter(pl.col("ts").is_not_null() & pl.col("value").is_not_null()
+                           & pl.col("value").is_finite()).sort("ts")
         crowd = engine_count(part)
         if crowd > MANY:  # a band, the median and the engines furthest from it (page/crowd.py)
             traces, values, xs_all, n_cut, named = crowd_traces(part, sigs, max_points, msg, downsample)
