@@ -15,6 +15,8 @@ from diagnose.engine.run import run_rules
 from diagnose.model import SEVERITY_RANK
 from diagnose.pipeline import Settings, filters_for, read
 
+pytestmark = pytest.mark.slow  # every rule on every firing fixture of the catalog: about a minute of CPU
+
 RULES, _ = load_rules([builtin_rules_dir()])
 BY_ID = {r.id: r for r in RULES}
 LINKED = {(link.cause, link.effect) for r in RULES for link in r.links}

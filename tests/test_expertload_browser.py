@@ -18,7 +18,8 @@ from diagnose.cli import main
 from test_expertload_week import DAYS, L, make_week
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install -y chromium)")
+# Every page drawn in headless Chromium: tens of seconds; the slow run (.ci/run) takes them.
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install -y chromium)")]
 MISSING = DAYS[3]
 
 

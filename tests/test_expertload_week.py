@@ -163,6 +163,7 @@ def test_week_of_daily_restarts_is_exact_on_every_layer_and_day(tmp_path: Path, 
     assert [(h["layer"], h["expert"]) for h in data["hot_experts"][:3]] == [(7, 5), (41, 200), (30, 100)]
 
 
+@pytest.mark.slow  # a week of dumps read three ways: about 10 s
 def test_files_that_begin_mid_run_are_not_counted_and_the_reports_say_so(tmp_path: Path):
     # The collector started on a service that had run for 40 windows: the first day's first dumps begin
     # mid-run, their first block covers an unknown span. Rank 9 also lost its first dump of that day, so its

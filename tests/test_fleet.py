@@ -19,6 +19,8 @@ from diagnose.cli import main
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import gen_fleet  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a generated two-node bundle extracted per node (the module's fixture) and judged again
+
 NODES = 20
 
 

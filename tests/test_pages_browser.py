@@ -18,7 +18,8 @@ from crowd_bundle import write_dp_bundle
 from diagnose.cli import main
 from test_zh_outputs import RUNS
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install -y chromium fonts-noto-cjk)")
+# Every page drawn in headless Chromium: tens of seconds; the slow run (.ci/run) takes them.
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install -y chromium fonts-noto-cjk)")]
 REF = re.compile(r"https?://|\b(?:vllm-ascend|vllm-omni|vllm)\b[^#]*#\d+|\bPR #\d+")
 
 

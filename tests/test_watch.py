@@ -51,6 +51,7 @@ def _opened(events) -> list[str]:
     return [e.finding.rule_id for e in events if e.event == "open"]
 
 
+@pytest.mark.slow  # a live process through many ticks: about 10 s
 def test_each_finding_opens_once_as_its_lines_arrive_and_resolves_after_quiet(tmp_path):
     replay = Replay(tmp_path)
     log, step = [], 40
@@ -120,6 +121,7 @@ def test_the_window_forgets_old_lines_and_stays_within_its_bytes(tmp_path):
     assert start > 450
 
 
+@pytest.mark.slow  # waits on the clock for the engine to go quiet
 def test_an_engine_that_goes_quiet_is_a_hang_by_the_clock(tmp_path):
     """Both engines stop at once (all ranks stuck): the logs end with the lines, and the clock, carried on by
     the wall clock, finds the silence; their lines coming back resolve it."""
