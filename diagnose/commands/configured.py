@@ -47,6 +47,17 @@ def fail(messages) -> None:
     sys.exit(EXIT_USAGE)
 
 
+def refuse_dataset(msg, exc) -> None:
+    """A fleet dataset that is not one, or of another schema version (diagnose/fleet/dataset.py's
+    ``SchemaMismatch`` carries ``found``/``expected``, ``NotADataset`` a ``reason``): one line, exit 2."""
+    if hasattr(exc, "found"):
+        text = msg("fleet.schema_refused", where=exc.where, found=exc.found, expected=exc.expected)
+    else:
+        text = msg("fleet.not_dataset", where=exc.where, reason=exc.reason)
+    click.echo(msg("cli.error", text=text), err=True)
+    sys.exit(EXIT_USAGE)
+
+
 def file_config(config_file: str | None, no_config: bool):
     """The diagnose.commands.config.FileConfig that applies (an empty one with --no-config)."""
     if config_file and no_config:

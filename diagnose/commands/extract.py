@@ -9,7 +9,7 @@ import sys
 import click
 
 from diagnose.commands import configured
-from diagnose.commands.console import LANG_TYPE, lang_value, EXIT_CLEAN, EXIT_OUTPUT_FAILED, EXIT_USAGE
+from diagnose.commands.console import LANG_TYPE, lang_value, EXIT_CLEAN, EXIT_OUTPUT_FAILED
 from diagnose.ingest.nodes import node_from_path
 from diagnose.messages import messages
 from diagnose.pipeline import Settings, filters_for
@@ -58,13 +58,8 @@ def extract(paths, node, cluster, out, rule_dirs, no_builtin_rules, budget_items
     rules, rule_errors, settings = configured.catalog(settings)
     try:
         done = extract_node(list(paths), store, node, cluster, settings, rules, rule_errors, filters_for(rules))
-    except SchemaMismatch as exc:
-        click.echo(msg("cli.error", text=msg("fleet.schema_refused", where=exc.where, found=exc.found,
-                                             expected=exc.expected)), err=True)
-        sys.exit(EXIT_USAGE)
-    except NotADataset as exc:
-        click.echo(msg("cli.error", text=msg("fleet.not_dataset", where=exc.where, reason=exc.reason)), err=True)
-        sys.exit(EXIT_USAGE)
+    except (SchemaMismatch, NotADataset) as exc:
+        configured.refuse_dataset(msg, exc)
     except (StoreError, OSError) as exc:
         click.echo(msg("cli.error", text=msg("fleet.not_written", where=out, reason=str(exc))), err=True)
         sys.exit(EXIT_OUTPUT_FAILED)

@@ -13,7 +13,7 @@ import click
 
 from diagnose.commands import configured
 from diagnose.commands.console import (
-    LANG_TYPE, EXIT_OUTPUT_FAILED, EXIT_USAGE, SEVERITY_CHOICES, color_choice, color_option, parse_time, use_color, width, lang_value,
+    LANG_TYPE, EXIT_OUTPUT_FAILED, SEVERITY_CHOICES, color_choice, color_option, parse_time, use_color, width, lang_value,
 )
 from diagnose.commands.exitcodes import exit_code
 from diagnose.commands.outputs import deliver, extras_of, MACHINE, main_format, output_options, put_file
@@ -115,13 +115,8 @@ def judge_and_report(dataset, since=None, until=None, cluster=None, expect=(), e
         if not store.exists():
             configured.fail(msg("fleet.no_dataset", where=dataset))
         fleet = read_fleet(store, settings.since, cluster, nodes)
-    except SchemaMismatch as exc:
-        click.echo(msg("cli.error", text=msg("fleet.schema_refused", where=exc.where, found=exc.found,
-                                             expected=exc.expected)), err=True)
-        sys.exit(EXIT_USAGE)
-    except NotADataset as exc:
-        click.echo(msg("cli.error", text=msg("fleet.not_dataset", where=exc.where, reason=exc.reason)), err=True)
-        sys.exit(EXIT_USAGE)
+    except (SchemaMismatch, NotADataset) as exc:
+        configured.refuse_dataset(msg, exc)
     except StoreError as exc:
         configured.fail(str(exc))
     report = judge_fleet(fleet, settings, rules, rule_errors, filters_for(rules))
