@@ -51,6 +51,9 @@ def _server(message: str) -> str:
     ("The size of npuDeviceIds (subset) does not equal to worldSize", "CFG012", "config", "npuDeviceIds"),
     ("EE1001: [PID: 48260] 2026-03-11-09:41:40.118.442 The argument is invalid.Reason: Set device failed, invalid "
      "device, set device=8, valid device range is [0, 8)", "CFG023", "config", "ASCEND_RT_VISIBLE_DEVICES"),
+    ("Check path: config.json failed, by: Check Owner group permission failed: /home/svc/mindie/conf/config.json current "
+     "permission is 6, but required no greater than 4. Required permisssion is -rw-r-----, but got permission is "
+     "-rw-rw-r--", "CFG025", "config", "640"),
     ("[2026-03-11 09:41:40.120+08:00] [48260] [281473650098176] [llm] [ERROR] [utils.py:111] : Set device npu:3 for "
      "rank 3 fails, call aclrtSetDevice failed, error code is 507033", "DEV014", "device", "another process"),
 ])
