@@ -39,10 +39,10 @@ def _server(message: str) -> str:
 
 
 @pytest.mark.parametrize("cause, rule, category, says", [
-    (_server("Socket bind failed, bind_result is -1. Address already in use"), "CFG020", "config", "already taken"),
+    (_server("Socket bind failed, bind_result is -1. Address already in use"), "CFG020", "config", "`metricsPort`"),
     (_server("Management or Business or Metrics Http server listen port is occupied"), "CFG020", "config", "metricsPort"),
     (_server("Failed to listen 10.8.0.4:1025, please check if business ip and port are legal."), "CFG020", "config",
-     "`ipAddress` or `port`"),
+     "`ipAddress` / `port`"),
     ("Input ipAddress [0.0.0.0] is invalid", "CFG020", "config", "allowAllZeroIpListening"),
     ("serverConfig.port [443] is less than [1024]", "CFG021", "config", "serverConfig.port"),
     ("The value of modelParam.maxInputTokenLen should be in [1, 4194304].", "CFG021", "config", "maxInputTokenLen"),
