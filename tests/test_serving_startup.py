@@ -117,3 +117,22 @@ def test_an_aclnn_fp8_refusal_on_a2_leads_with_the_checkpoint_format(tmp_path: P
     ids = [f["rule_id"] for f in data["findings"]]
     assert ids[0] == "QNT101", ids
     assert next(f for f in data["findings"] if f["rule_id"] == "OPS005")["caused_by"] == "QNT101"
+
+
+@pytest.mark.parametrize("project, path, template, category", [
+    ("mindie-llm", "src/server/endpoint/http_wrapper/http_server.cpp",
+     "Management or Business or Metrics Http server listen port is occupied", "config"),
+    ("cann-runtime", "src/runtime/core/src/runtime.cc",
+     "set ASCEND_RT_VISIBLE_DEVICES:[{}] error, it must be configured in ascending order.", "config"),
+    ("torch-npu", "torch_npu/csrc/core/npu/NPUStream.cpp",
+     "Invalid device_index : {}, valid device_index range is [0, {})", "config"),
+    ("mindie-llm", "mindie_llm/utils/file_utils.py",
+     "The file should not be writable by group users. Please check the input path:{}, and change mode to {}.", "config"),
+    ("torch-npu", "torch_npu/csrc/aten/common/DLConvertor.cpp", "float8 types are not supported by dlpack",
+     "quantization"),
+    ("hccl", "src/platform/hccl_socket.cc", "HCCL socket bind failed: address already in use", "communication"),
+])
+def test_unexplained_start_up_messages_take_the_category_of_their_fix(project, path, template, category):
+    from diagnose.knowledge.categories import category_of
+
+    assert category_of(project, path, template) == category
