@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_json
+from diagnose.knowledge.categories import category_of
 
 START = "[2026-03-11 09:41:02.118+08:00] [48211] [48211] [server] [INFO] [llm_daemon.cpp:301] : [daemon] Start mindie server"
 CONFIG_OK = ("[2026-03-11 09:41:02.226+08:00] [48211] [48211] [server] [INFO] [config_manager_impl.cpp:120] : "
@@ -133,6 +134,4 @@ def test_an_aclnn_fp8_refusal_on_a2_leads_with_the_checkpoint_format(tmp_path: P
     ("hccl", "src/platform/hccl_socket.cc", "HCCL socket bind failed: address already in use", "communication"),
 ])
 def test_unexplained_start_up_messages_take_the_category_of_their_fix(project, path, template, category):
-    from diagnose.knowledge.categories import category_of
-
     assert category_of(project, path, template) == category
