@@ -432,3 +432,27 @@ def test_facts_as_records_equal_the_facts_file_read_back(name):
     assert str(SERVE) in origin_files and any(f.endswith("config.json") for f in origin_files)
     assert [i.path for i in source.inputs] == ["x/preflight.facts"]
     assert source.inputs[0].lines == facts.height and source.inputs[0].bytes == len(text.encode())
+
+
+def test_weight_map_in_a_bundle_is_preflight_input_not_log_lines(tmp_path):
+    """A model directory in a bundle: its weight map and quantization description are read by the preflight
+    (facts with their origins) and counted as model metadata, not kept as ~140,000 raw lines each."""
+    import gzip
+
+    folder = tmp_path / "bundle" / "model"
+    folder.mkdir(parents=True)
+    src = MODELS / "deepseek-r1-w8a8-no-mtp"
+    for name in ("config.json", "model.safetensors.index.json.gz", "quant_model_description.json.gz"):
+        (folder / name).write_bytes((src / name).read_bytes())
+    (tmp_path / "bundle" / "serve.sh").write_text(SERVE.read_text())
+    result = run_cli(str(tmp_path / "bundle"), "--format", "json")
+    report = json.loads(result.stdout)
+    meta = {Path(i["path"]).name: i for i in report["inputs"] if i["kind"] == "model-metadata"}
+    assert set(meta) == {"model.safetensors.index.json.gz", "quant_model_description.json.gz"}
+    for name, row in meta.items():
+        assert row["lines"] == 0 and row["raw_lines"] == 0
+        assert row["bytes"] == len(gzip.decompress((src / name).read_bytes()))
+    assert sum(i["raw_lines"] for i in report["inputs"]) < 200
+    assert [d["kind"] for d in report["derived"]] == ["preflight"]
+    mtp = [f for f in report["findings"] if f["rule_id"] == "MTP201"]
+    assert mtp and any(e["file"].endswith("model.safetensors.index.json.gz") for e in mtp[0]["evidence"])
