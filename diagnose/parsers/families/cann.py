@@ -49,7 +49,7 @@ _TEXT: list[tuple[str, str]] = [
     # torch_npu's task queue names the operator it was running when the device failed
     # (Ascend/pytorch torch_npu/csrc/core/npu/NPUQueue.cpp, get_func_error_msg), and its op dispatch the aclnn call
     # that returned the error (OpParamMaker.cpp: `call aclnnX failed, detail:`).
-    ("npu_operator", r"current working operator name is ([\w.\-]+)"),
+    ("npu_operator", r"current working operator name is ([\w\-]+(?:\.[\w\-]+)*)"),
     ("npu_operator", r"call (aclnn\w+) failed"),
 ]
 
