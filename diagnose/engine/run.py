@@ -181,6 +181,8 @@ def signal_facts(rule: Rule, hits: pl.DataFrame, signals: pl.DataFrame | None) -
         return {}
     names = {n for lang in rule.summary for m in TEMPLATE_HOLE.finditer(rule.summary[lang])
              for n in m.group(1).split("|")}
+    if not names:  # most summaries name no signal: no pass over every signal of the run
+        return {}
     frame = signals.filter(pl.col("signal").is_in(list(names)))
     if frame.height == 0:
         return {}
