@@ -4,7 +4,7 @@ stage reads them, each chunk through ``select`` (diagnose/pipeline/chunks.py), t
 their numbers and text, and the CPU of the split, ``select`` and the parse per kind, in process, one thread
 of ours (polars' own threads count in the CPU: ``time.process_time``).
 
-    python bench/bench_select.py /tmp/diagnose-bench/bundle-512M-s1-g4/bundle          # hash + CPU per kind
+    python bench/bench_select.py /tmp/diagnose-bench/bundle-2G-s1-g4/bundle            # hash + CPU per kind
     python bench/bench_select.py NODE --parse                                          # the parsers' CPU too
 
 Two codes keep the same lines when they print the same hash; the CPU columns say where the read stage's time
