@@ -269,7 +269,8 @@ def _timeline(run: Run) -> None:
 
 def _signatures(run: Run) -> None:
     """Errors no rule explains, grouped into signatures, minus suppressed ones (diagnose/analysis/triage.py)."""
-    unrecognised(run)
+    if run.settings.signatures:
+        unrecognised(run)
 
 
 def _triage(run: Run) -> None:
