@@ -42,6 +42,9 @@ def bench_extract(args) -> dict:
     shutil.rmtree(dataset, ignore_errors=True)
     run, walls = S.best_of(cli("extract", str(node), "--out", str(dataset), "-q", "--no-config"), args.repeat,
                            args.timeout)
+    bad = [r.code for r in walls if r.code != 0]
+    if bad:
+        raise SystemExit(f"diagnose extract failed (exit {bad[0]}): nothing measured\n{walls[-1].stderr[-2000:]}")
     rg, hits = S.run_rg([node], S.rg_patterns(manifest), args.timeout, ascii_classes=True)
     print(f"== extract node-0 of the {args.size} bundle: {mb:.1f} MB")
     print(f"diagnose extract: {S.fmt_run(run, mb)} (best of {args.repeat}; walls {', '.join(f'{r.wall:.1f}' for r in walls)})")
@@ -74,20 +77,32 @@ def _copy(src: Path, dst: Path, node: str, day_shift: int, source_node: str) -> 
     (dst / "_manifest.json").write_text(json.dumps(manifest))
 
 
+def _current(dataset: Path) -> bool:
+    """A dataset left by an earlier run is reused only when this diagnose reads it (its schema version): one of
+    another version is refused by `diagnose fleet`, and timing the refusal measures nothing."""
+    from diagnose.fleet.schema import SCHEMA_VERSION
+
+    try:
+        return json.loads((dataset / "_dataset.json").read_text()).get("schema_version") == SCHEMA_VERSION
+    except (OSError, ValueError):
+        return False
+
+
 def bench_fleet(args) -> dict:
     base = args.out / f"fleet-src-{args.pair_size}"
     bundle = base / "bundle"
     if not bundle.is_dir():
         gen_fleet.generate(base, 20, args.pair_size, expert_load=True)
     src = base / "ds"
-    if not (src / "_dataset.json").exists():
+    if not _current(src):
+        shutil.rmtree(src, ignore_errors=True)
         for i in range(20):
             code = S.timed(cli("extract", str(bundle / f"node-{i}"), "--out", str(src), "-q", "--no-config"),
                            args.timeout).code
             assert code == 0, f"extract node-{i} failed"
     parts = sorted(p for p in src.glob("date=*/cluster=*/node=*"))
     dataset = args.out / f"fleet-{args.nodes}x{args.days}"
-    if not (dataset / "_dataset.json").exists():
+    if not _current(dataset) or (dataset / "_dataset.json").stat().st_mtime < (src / "_dataset.json").stat().st_mtime:
         shutil.rmtree(dataset, ignore_errors=True)
         dataset.mkdir(parents=True)
         shutil.copyfile(src / "_dataset.json", dataset / "_dataset.json")
@@ -100,8 +115,12 @@ def bench_fleet(args) -> dict:
                 _copy(part, dataset / f"date={day}/cluster=prod/node=node-{k}", f"node-{k}", d, source_node)
     size = sum(p.stat().st_size for p in dataset.rglob("*") if p.is_file()) / 1e6
     report = args.out / "fleet.json"
+    report.unlink(missing_ok=True)  # never read an earlier run's report
     run, walls = S.best_of(cli("fleet", str(dataset), "--format", "json", "-o", str(report), "-q", "--no-config"),
                            args.repeat, args.timeout)
+    bad = [r.code for r in walls if r.code not in (0, 1)]  # 1: findings, as this incident must give
+    if bad or not report.exists():
+        raise SystemExit(f"diagnose fleet failed (exit {bad or walls[-1].code}): nothing measured")
     got = json.loads(report.read_text())
     print(f"== fleet: {args.nodes} nodes x {args.days} days, {len(list(dataset.glob('date=*/cluster=*/node=*')))} "
           f"partitions, {size:.1f} MB of Parquet")

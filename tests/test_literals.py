@@ -160,3 +160,16 @@ def _wants_exactly(scan, wanted: list[str], lines: pl.Series, kind: str) -> None
     got = pl.select(pl.any_horizontal(always) | (pl.any_horizontal(maybe) & pl.any_horizontal(confirm))).to_series()
     assert (got == expected).all(), kind
     assert expected.sum() > 0, kind
+
+
+def test_a_member_that_holds_another_is_not_scanned_twice():
+    """A rule's whole HCCL link-table row holds the plog hint for its first cell: one scan finds both."""
+    cell = r"\|\s*[0-9a-fA-F.:]+\(\d+\)\s*\|"
+    row = r"(?:\|\s*[0-9a-fA-F.:]+\(\d+\)\s*\|\s*\d+\s*\|\s*[0-9a-fA-F.:]+\(\d+\)\s*\|)"
+    assert plan([cell, row]).always == (cell,)
+    # Not implied: a repeated tail, another alternative, other flags.
+    for other in (r"\|\s*[0-9a-fA-F.:]+\(\d+\)\s*\|+", r"\|\s*[0-9a-fA-F.:]+\(\d+\)\s*\||\d\d:\d\d",
+                  r"(?i)\|\s*[0-9a-fA-F.:]+\(\d+\)\s*\|\s*x"):
+        assert len(plan([cell, other]).always) == 2, other
+    lines = pl.Series("text", ["| 10.0.0.1(3) | 4 | 10.0.0.2(5) |", "| 10.0.0.1(3) |", "| no cell |"])
+    _wants_exactly(plan([cell, row]), [cell, row], lines, "plog")

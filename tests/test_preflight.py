@@ -404,3 +404,55 @@ def test_facts_dash_prints_the_arithmetic(tmp_path):
     assert result.exit_code == 0
     assert "kv_bytes_per_token = 70272  # MLA: (kv_lora_rank 512 + qk_rope_head_dim 64) x 61 layers x 2 B" in result.stdout
     assert "heads_per_attention_rank = 8" in result.stdout
+
+
+@pytest.mark.parametrize("name", SAMPLE_DIRS)
+def test_facts_as_records_equal_the_facts_file_read_back(name):
+    """A run takes its facts as values (``from_facts``); a rule's fixture and ``diagnose FILE.facts`` read
+    them from text (``parse``). Both must give a rule the same records and signals, or fixtures would test
+    something a run never sees."""
+    from diagnose.preflight.facts import build_facts
+
+    target = checks.Target(npus=16)
+    source, text = build_facts(str(MODELS / name), None, str(SERVE), None, target, "x/preflight.facts")
+    direct_records = pl.concat(source.records)
+    direct_signals = pl.concat(source.signals)
+    read_records, read_signals = facts_parser.parse(
+        lines_frame(text.splitlines()), FileContext(path="x/preflight.facts", node=None, kind="preflight", mtime=None))
+    facts = read_records.filter(pl.col("component").is_not_null())
+    cols = ["component", "message", "level", "source", "parsed"]
+    assert facts.height > 15
+    assert direct_records.select(cols).equals(facts.select(cols))
+    sig = ["signal", "value", "text", "engine", "source"]
+    assert direct_signals.select(sig).equals(read_signals.select(sig))
+    # Each fact keeps its own place (fact n of the derived input); where it came from is beside it.
+    assert direct_records["line"].to_list() == list(range(1, facts.height + 1))
+    assert set(source.origins["x/preflight.facts"]) == set(range(1, facts.height + 1))
+    origin_files = {f for f, _ in source.origins["x/preflight.facts"].values()}
+    assert str(SERVE) in origin_files and any(f.endswith("config.json") for f in origin_files)
+    assert [i.path for i in source.inputs] == ["x/preflight.facts"]
+    assert source.inputs[0].lines == facts.height and source.inputs[0].bytes == len(text.encode())
+
+
+def test_weight_map_in_a_bundle_is_preflight_input_not_log_lines(tmp_path):
+    """A model directory in a bundle: its weight map and quantization description are read by the preflight
+    (facts with their origins) and counted as model metadata, not kept as ~140,000 raw lines each."""
+    import gzip
+
+    folder = tmp_path / "bundle" / "model"
+    folder.mkdir(parents=True)
+    src = MODELS / "deepseek-r1-w8a8-no-mtp"
+    for name in ("config.json", "model.safetensors.index.json.gz", "quant_model_description.json.gz"):
+        (folder / name).write_bytes((src / name).read_bytes())
+    (tmp_path / "bundle" / "serve.sh").write_text(SERVE.read_text())
+    result = run_cli(str(tmp_path / "bundle"), "--format", "json")
+    report = json.loads(result.stdout)
+    meta = {Path(i["path"]).name: i for i in report["inputs"] if i["kind"] == "model-metadata"}
+    assert set(meta) == {"model.safetensors.index.json.gz", "quant_model_description.json.gz"}
+    for name, row in meta.items():
+        assert row["lines"] == 0 and row["raw_lines"] == 0
+        assert row["bytes"] == len(gzip.decompress((src / name).read_bytes()))
+    assert sum(i["raw_lines"] for i in report["inputs"]) < 200
+    assert [d["kind"] for d in report["derived"]] == ["preflight"]
+    mtp = [f for f in report["findings"] if f["rule_id"] == "MTP201"]
+    assert mtp and any(e["file"].endswith("model.safetensors.index.json.gz") for e in mtp[0]["evidence"])

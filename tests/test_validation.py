@@ -315,6 +315,37 @@ mismatch what=tp bench=8 server=16
     assert records["parsed"].all()
 
 
+
+def test_comparison_facts_as_records_equal_the_facts_text_read_back():
+    """The comparison hands its facts over as values; the VAL rules' fixtures write them as text. Both must
+    give the same records and signals, or the fixtures would test something a run never sees."""
+    from diagnose.parsers.kinds import validation_facts
+    from diagnose.parsers.lineframe import FileContext, lines_frame
+    from diagnose.validation.compare import Fact, HEADER, comparison_facts
+
+    run = [{"metric": "p99_tpot_ms", "scope": "c64", "value": 67.73, "file": "f", "line": 1},
+           {"metric": "output_throughput", "scope": "c64", "value": 1180.0, "file": "f", "line": 2},
+           {"metric": "accuracy", "scope": "aime2024dataset", "value": 76.0, "file": "g", "line": 3},
+           {"metric": "failed_requests", "scope": "c64", "value": 3.0, "file": "f", "line": 4}]
+    base = Baseline([{"metric": "p99_tpot_ms", "scope": "c64", "value": 52.1, "tol": None},
+                     {"metric": "output_throughput", "scope": "c64", "value": 1342.55, "tol": None},
+                     {"metric": "accuracy", "scope": "AIME2024", "value": 80.0, "tol": None},
+                     {"metric": "failed_requests", "scope": "c64", "value": 0.0, "tol": None}], "run")
+    notes = [Fact("not-comparable", {"what": "quantization", "baseline": "W8A8", "this": "FP8"}, ("b.log", 7)),
+             Fact("mismatch", {"what": "tp", "bench": "8", "server": "16"})]
+    facts = comparison_facts(compare_rows(run, base, set()), notes)
+    assert len(facts) == 6
+    direct_records, direct_signals = validation_facts.from_facts("<validation>", [(f.verb, f.fields, f.line()) for f in facts])
+    text = [HEADER, *(f.line() for f in facts)]
+    records, signals = validation_facts.parse(
+        lines_frame(text), FileContext(path="<validation>", node=None, kind=validation_facts.KIND, mtime=None))
+    cols = ["message", "level", "source", "parsed"]
+    assert direct_records.select(cols).equals(records.tail(len(facts)).select(cols))
+    sig = ["signal", "engine", "value", "text", "source"]
+    assert direct_signals.select(sig).equals(signals.select(sig))
+    assert set(direct_signals["signal"]) == {"regression_pct", "accuracy_drop_points", "comparison_not_comparable",
+                                             "bench_server_mismatch"}
+
 # --- comparison ------------------------------------------------------------------------------------------------
 
 def test_comparison_numbers_and_verdicts():

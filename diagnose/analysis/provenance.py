@@ -1,12 +1,14 @@
-"""Where a derived line came from.
+"""Where a derived fact came from.
 
-Two stages write lines of their own and parse them like any input: preflight (facts from a model directory
-and a launch, ``diagnose/preflight/tap.py``) and the baseline comparison (``<validation>``,
-``diagnose/validation/compare.py``). Rules match those lines, but a finding must never send a user to a file
-that does not exist: each derived line records the real file and line its fact came from (the launch script,
+Two stages derive facts of their own: preflight (facts from a model directory and a launch,
+``diagnose/preflight/factsource.py``) and the baseline comparison (``<validation>``,
+``diagnose/validation/compare.py``). Rules match their records like any other, but a finding must never send a
+user to a file that does not exist: each fact records the real file and line it came from (the launch script,
 the ``config.json``, the result file), and ``relocate`` points every evidence line and unrecognised-error
-example there before the report is built. The derived line's text stays the evidence text: it says what was
-concluded, with its arithmetic.
+example there before the report is built. The fact's text stays the evidence text: it says what was concluded,
+with its arithmetic. (A fact's record cannot simply sit at its origin's file and line: that place is often a
+record of its own, the launch script's line or vLLM's ``non-default args`` line, and rules join a finding's
+text on file and line.)
 
 Derived inputs are listed apart from the files read (``Report.derived``); they are not counted as files.
 """

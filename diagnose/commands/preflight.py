@@ -1,27 +1,23 @@
 """``diagnose preflight MODEL_DIR [--serve-cmd ... | --serve-script FILE | --mindie-config FILE]``.
 
-Same output formats, JSON schema and exit codes as ``diagnose``: the facts (diagnose/preflight/facts.py) go
-through the ``preflight`` parser and the rules whose ``sources`` name ``preflight``, and the report is
-rendered by diagnose.report.
+Same output formats, JSON schema and exit codes as ``diagnose``: the facts (diagnose/preflight/facts.py) enter
+the run as records (diagnose/preflight/factsource.py), the rules whose ``sources`` name ``preflight`` judge
+them, and the report is rendered by diagnose.report.
 """
 
 from __future__ import annotations
 
-import io
 import sys
-from msgspec.structs import replace
 from pathlib import Path
 
 import click
 
 from diagnose.commands.outputs import put_file, put_stream
-from diagnose.ingest.walk import SourceFile
-from diagnose.model.derived import add as add_origins
 from diagnose.commands.console import (
     EXIT_OUTPUT_FAILED, EXIT_USAGE, LANG_TYPE, SEVERITY_CHOICES, color_choice, color_option, default_lang, exit_code,
     lang_value, use_color, width, write_output,
 )
-from diagnose.pipeline import RuleFilters, Settings, diagnose, load_catalog, read
+from diagnose.pipeline import Settings, diagnose, load_catalog, read_facts
 from diagnose.report import render
 
 
@@ -66,8 +62,9 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
         click.echo(f"diagnose: error: {model_dir}: not a directory", err=True)
         sys.exit(EXIT_USAGE)
     target = Target(npus=npus, npu_mem_gib=npu_mem_gb, reserve_gib=reserve_gb)
+    facts_path = facts_out if facts_out and facts_out != "-" else str(Path(model_dir or ".") / "preflight.facts")
     try:
-        text, inputs, skipped, origins = build_facts(model_dir, serve_cmd, serve_script, mindie_config, target)
+        facts, text = build_facts(model_dir, serve_cmd, serve_script, mindie_config, target, facts_path)
     except LaunchUnreadable as exc:
         for problem in str(exc).splitlines():
             click.echo(f"diagnose: error: {problem}", err=True)
@@ -76,15 +73,11 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
         click.echo(text, err=fmt != "text")
     elif facts_out:
         write_output(facts_out, text, "--facts")
-    facts_path = facts_out if facts_out and facts_out != "-" else str(Path(model_dir or ".") / "preflight.facts")
-    data = text.encode("utf-8")
-    src = SourceFile(path=facts_path, rel=facts_path, node=None, size=len(data), mtime=None, open=lambda: _bytes(data))
-    settings = Settings(lang=lang or default_lang(), kind="preflight")
+    settings = Settings(lang=lang or default_lang())
     rules, rule_errors = load_catalog(settings)
     rules = [r for r in rules if "preflight" in r.sources]
-    parsed = read([src], settings, RuleFilters())
-    # The facts are derived, not a file read; findings on them point at the files they came from.
-    derive_facts(parsed, inputs, skipped, facts_path, text, origins)
+    # The facts enter as records with their origins: findings on them point at the files they came from.
+    parsed = read_facts(facts)
     report = diagnose(parsed, rules, rule_errors, settings)
     colored = fmt == "text" and use_color(color_choice(color, no_color), to_file=bool(output))
     out = render(fmt, report, color=colored, width=width(to_file=bool(output)),
@@ -97,16 +90,3 @@ def preflight(model_dir, serve_cmd, serve_script, mindie_config, npus, npu_mem_g
     if failures:
         sys.exit(EXIT_OUTPUT_FAILED)
     sys.exit(exit_code(report, fail_on, exit_zero, allow_empty))
-
-
-def derive_facts(parsed, inputs, skipped, facts_path: str, text: str, origins) -> None:
-    parsed.derived = [replace(i, lines=len(origins)) for i in parsed.inputs]
-    parsed.inputs = inputs
-    parsed.skipped = skipped + parsed.skipped
-    first = len(text.splitlines()) - len(origins) + 1
-    add_origins(parsed.origins, facts_path,
-                   [o or ("--serve-cmd", 1) for o in origins], first_line=first)
-
-
-def _bytes(data: bytes):
-    return io.BytesIO(data)

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 
 from diagnose.engine.filters import RuleFilters
@@ -30,7 +30,9 @@ def extract_node(paths: list[str], store: Store, node: str, cluster: str, settin
     it all as the node's partition."""
     got = read_node(paths, settings, filters, node, progress)
     parsed = got.parsed
-    report = judge(parsed, rules, rule_errors, settings, filters)
+    # The partition keeps the findings and the coverage: no html timeline and no signatures of the errors no
+    # rule explains, which the fleet step builds over every node (0.7 s of CPU on a 1 GiB node).
+    report = judge(parsed, rules, rule_errors, replace(settings, timeline=False, signatures=False), filters)
     tables = to_tables(parsed)
     tables["findings"] = schema.findings_frame(report.findings)
     meta: dict = {"roots": list(paths), "first_path": _first_path(parsed, paths),

@@ -1,15 +1,16 @@
-"""Where each line of a derived input came from: preflight facts and the validation comparison are texts the
-run writes itself, and every line of them records the real file and line of its fact, so a finding never points
-at a file that does not exist (diagnose/analysis/provenance.py relocates them)."""
+"""Where each fact of a derived input came from: preflight facts and the validation comparison are facts the
+run derives itself, and each records the real file and line it was read from, so a finding never points at a
+file that does not exist (diagnose/analysis/provenance.py relocates them)."""
 
 from __future__ import annotations
 
-# {derived path: {line in the derived text: (real file, real line)}}
+# {derived path: {fact number (its record's line): (real file, real line)}}
 Origins = dict[str, dict[int, tuple[str, int]]]
 
 
 def add(origins: Origins, derived_path: str, lines: list[tuple[str, int] | None], first_line: int = 1) -> None:
-    """Record the origin of each line of a derived text (``None``: a comment or a line of no single origin)."""
+    """Record the origin of each fact of a derived input, numbered from ``first_line`` (``None``: a fact of no
+    single origin)."""
     table = origins.setdefault(derived_path, {})
     for i, origin in enumerate(lines, first_line):
         if origin is not None and origin[0]:

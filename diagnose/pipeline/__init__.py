@@ -18,7 +18,7 @@ from diagnose.model import Report
 from diagnose.parsers import registry
 from diagnose.pipeline.reading import Parsed, Progress
 from diagnose.pipeline.settings import Settings
-from diagnose.pipeline.stages import diagnose, read, read_paths
+from diagnose.pipeline.stages import diagnose, read, read_facts, read_paths
 from diagnose.analysis.ending import END_ID, END_NAME
 from diagnose.analysis.gate import UNRECOGNISED_ID, UNRECOGNISED_NAME
 from diagnose.analysis.rootcause import ROOT_ID, ROOT_NAME
@@ -80,4 +80,4 @@ def analyze(paths: list[str], settings: Settings, progress: Progress | None = No
 
 
 __all__ = ["SYNTHETIC_RULES", "Parsed", "Progress", "RuleFilters", "Settings", "analyze", "diagnose", "filters_for",
-           "load_all_rules", "load_catalog", "read", "read_paths", "read_signals"]
+           "load_all_rules", "load_catalog", "read", "read_facts", "read_paths", "read_signals"]

@@ -27,6 +27,9 @@ class Settings:
     # validation table, new/known findings and new signatures; None when the baseline is no such report.
     earlier: dict | None = None
     timeline: bool = True  # build Report.timeline (only the html page draws it)
+    # Group the errors no rule explains into Report.unrecognised. `extract` does not: a partition keeps the
+    # node's records, findings and coverage, and the fleet step groups the signatures over every node.
+    signatures: bool = True
     # --select/--ignore over the configuration file's select/ignore, lowest priority first (engine/rule_selection.py)
     selection: tuple[RuleSelection, ...] = ()
     suppressions: tuple[Suppression, ...] = ()  # from the configuration file (diagnose/analysis/suppression.py)

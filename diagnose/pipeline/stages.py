@@ -3,7 +3,7 @@ without costing the findings of the others is wrapped once (``_guarded``): its f
 report's errors (which makes the run incomplete) and the next stage goes on.
 
     read ─► date ─► derived inputs ─► bundle passes ─► window ─► validate ─► rules ─► rank ─► root cause
-         ─► signatures ─► origins (derived lines to their files) ─► triage (fingerprints, suppressions,
+         ─► signatures ─► origins (derived facts to their files) ─► triage (fingerprints, suppressions,
          findings baseline) ─► timeline; then what the run covered (diagnose/analysis/coverage.py) and the verdict
 
 A parser never knows about rules, a rule never opens a file (the rules stage hands the engine a reader for
@@ -13,7 +13,7 @@ evidence lines whose text was not kept), a reporter never re-reads logs: data fl
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import polars as pl
 
@@ -34,7 +34,7 @@ from diagnose.analysis.known import read_report
 from diagnose.ingest.reread import read_lines
 from diagnose.ingest.walk import iter_sources
 from diagnose.model import (
-    SEVERITY_RANK, Comparison, Finding, NothingAnalysed, Report, Signature, SlowRule, Suppressed,
+    SEVERITY_RANK, empty_records, empty_signals, Comparison, Finding, NothingAnalysed, Report, Signature, SlowRule, Suppressed,
 )
 from diagnose.parsers import registry
 from diagnose.pipeline.reading import STAMP_COLUMNS, Parsed, Progress, read_sources
@@ -44,6 +44,11 @@ from diagnose.analysis.rank import rank_findings
 from diagnose.analysis.timeline_events import timeline_frame
 from diagnose.pipeline.dating import date_records, redate
 from diagnose.model.timewindow import TimeWindow
+from diagnose.model.series import empty_series
+
+if TYPE_CHECKING:  # the preflight room is imported when a run has facts (start-up)
+    from diagnose.preflight.factsource import FactSource
+from diagnose.pipeline.chunks import empty_stamps
 
 
 @dataclass
@@ -109,11 +114,18 @@ def _derived_inputs(run: Run) -> None:
     if tap is None:
         return
     seen = pl.concat([p.records.select("file", "line", "message"), p.texts.select("file", "line", "message")])
-    records, signals, inputs, origins = tap.finish(seen)
-    p.records = pl.concat([p.records, *records], how="vertical_relaxed")
-    p.signals = pl.concat([p.signals, *signals], how="vertical_relaxed")
-    p.derived += inputs
-    p.origins.update(origins)
+    add_facts(p, tap.finish(seen))
+
+
+def add_facts(p: Parsed, facts: FactSource) -> None:
+    """Derived facts join the run: their records and signals, their derived inputs and the origins of their
+    lines, and the files they were derived from when no read stage read those."""
+    p.records = pl.concat([p.records, *facts.records], how="vertical_relaxed")
+    p.signals = pl.concat([p.signals, *facts.signals], how="vertical_relaxed")
+    p.derived += facts.inputs
+    p.origins.update(facts.origins)
+    p.inputs += facts.read
+    p.skipped = facts.skipped + p.skipped
 
 
 def _bundle_pass(kind: str, bundle_pass) -> Stage:
@@ -194,6 +206,14 @@ def read(sources: Iterable, settings: Settings, filters: RuleFilters, progress: 
     return complete(gather(sources, settings, filters, progress), settings, filters)
 
 
+def read_facts(facts: FactSource) -> Parsed:
+    """``diagnose preflight``: the facts of a model directory and a launch, as a run with nothing else read."""
+    parsed = Parsed(records=empty_records(), signals=empty_signals(), inputs=[], skipped=[], errors=[],
+                    texts=empty_stamps().select("file", "line", "text", "message"), series=empty_series())
+    add_facts(parsed, facts)
+    return parsed
+
+
 def read_paths(paths: list[str], settings: Settings, filters: RuleFilters, progress: Progress | None = None) -> Parsed:
     parsed = read(iter_sources(paths, settings.budget), settings, filters, progress)
     parsed.roots = list(paths)  # named files and bundles (diagnose/analysis/coverage.py)
@@ -249,7 +269,8 @@ def _timeline(run: Run) -> None:
 
 def _signatures(run: Run) -> None:
     """Errors no rule explains, grouped into signatures, minus suppressed ones (diagnose/analysis/triage.py)."""
-    unrecognised(run)
+    if run.settings.signatures:
+        unrecognised(run)
 
 
 def _triage(run: Run) -> None:
@@ -296,7 +317,7 @@ def _ending(run: Run) -> None:
 
 
 def _origins(run: Run) -> None:
-    """Findings on derived lines (preflight and validation facts) point at the files the facts came from
+    """Findings on derived facts (preflight and validation) point at the files the facts came from
     (diagnose/analysis/provenance.py)."""
     items, more, new = run.unrecognised
     run.findings, items = relocate(run.findings, items, run.parsed.origins)

@@ -44,13 +44,17 @@ class Fact:
     value: Any
     note: str = ""
 
-    def line(self) -> str:
+    def shown(self) -> str:
+        """The value as the facts say it (and as rules compare it): booleans 1/0, floats to 2 decimals."""
         v = self.value
         if isinstance(v, bool):
             v = int(v)
         if isinstance(v, float):
             v = f"{v:.0f}" if v.is_integer() and abs(v) < 1e15 else f"{v:.2f}"
-        text = f"{self.key} = {v}"
+        return str(v)
+
+    def line(self) -> str:
+        text = f"{self.key} = {self.shown()}"
         return f"{text}  # {self.note}" if self.note else text
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from diagnose.model import InputFile, Skipped, skip
 from diagnose.preflight import checks, launch as launch_mod, modelcard
+from diagnose.preflight.factsource import FactSource
 from diagnose.preflight.origins import Sources, fact_origins
 
 
@@ -15,9 +16,9 @@ class LaunchUnreadable(ValueError):
 
 
 def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str | None, mindie_config: str | None,
-                target) -> tuple[str, list[InputFile], list[Skipped], list[tuple[str, int] | None]]:
-    """The facts text for one model directory and one launch, the files read and the ones skipped, and the
-    origin (file, line) of each fact line, in order (the facts are the last lines of the text)."""
+                target, facts_path: str) -> tuple[FactSource, str]:
+    """The facts of one model directory and one launch as a source of the run (named ``facts_path``, with the
+    files read and the ones skipped, and the origin of each fact), and the facts as ``--facts`` writes them."""
     inputs: list[InputFile] = []
     skipped: list[Skipped] = []
     card = None
@@ -63,7 +64,11 @@ def build_facts(model_dir: str | None, serve_cmd: str | None, serve_script: str 
         raise LaunchUnreadable("\n".join(launch.problems))
     facts = checks.compute(card, launch, target)
     text = checks.render(facts, model_dir, launch.source if launch else None)
-    return text, inputs, skipped, fact_origins(facts, sources, launch)
+    source = FactSource(read=inputs, skipped=skipped)
+    # A --serve-cmd is held by no file: findings on its facts point at the option.
+    places = [o or ("--serve-cmd", 1) for o in fact_origins(facts, sources, launch)]
+    source.add(facts_path, facts, places, text, None)
+    return source, text
 
 
 def _text(path: Path) -> str | None:

@@ -3,10 +3,10 @@
 
 ``Tap.wrap`` sits between ingest and the parsers: a file whose name says it may be a preflight input is read
 once here and handed on as an in-memory copy, so archive members (read as streams) need no second read.
-``Tap.finish`` builds the facts and parses them with the ``preflight`` parser; the facts appear as one derived
-input per model directory or launch, ``<dir>/preflight.facts`` (not a file on disk, not counted as a file
-read), and each fact line records the file and line it came from (``diagnose/preflight/origins.py``), where
-findings on it point.
+``Tap.finish`` builds the facts and hands them on as records and signals (``diagnose/preflight/factsource.py``);
+they appear as one derived input per model directory or launch, ``<dir>/preflight.facts`` (not a file on disk,
+not counted as a file read), and each fact records the file and line it came from
+(``diagnose/preflight/origins.py``), where findings on it point.
 """
 
 from __future__ import annotations
@@ -20,12 +20,10 @@ import polars as pl
 
 from diagnose.ingest.decode import decode
 from diagnose.ingest.metered import Prefixed
-from diagnose.model import InputFile, note
-from diagnose.parsers.kinds import preflight_facts as preflight_parser
-from diagnose.parsers.lineframe import FileContext, lines_frame
+from diagnose.model import note
 from diagnose.preflight import checks, launch as launch_mod, modelcard
+from diagnose.preflight.factsource import FactSource
 from diagnose.preflight.origins import Sources, fact_origins
-from diagnose.model.derived import Origins, add as add_origins
 from diagnose.model.memberpath import base_name
 
 MAX_TAP_BYTES = 64 * 1024 * 1024
@@ -66,42 +64,28 @@ class Tap:
             else:
                 yield item
 
-    def finish(self, records: pl.DataFrame):
-        """(records, signals, derived inputs, origins): the facts parsed, and where each fact line came from
-        (``diagnose.model.derived.Origins``)."""
+    def finish(self, records: pl.DataFrame) -> FactSource:
+        """The facts of each model directory (with the launch that names it) and of each launch left over."""
         launches = self._launches(records)
-        cards = self._cards()
-        outputs: list[tuple[str, str, list]] = []
+        out = FactSource()
         used: set[int] = set()
-        for path, card in cards:
+        for path, card in self._cards():
             idx = _pick(card, launches)
             launch = launches[idx] if idx is not None else None
             if idx is not None:
                 used.add(idx)
             facts = checks.compute(card, launch, self.target)
-            text = checks.render(facts, card.path, launch.source if launch else None)
-            outputs.append((f"{path}/preflight.facts", text, fact_origins(facts, self._sources(path), launch)))
+            out.add(f"{path}/preflight.facts", facts, fact_origins(facts, self._sources(path), launch),
+                    checks.render(facts, card.path, launch.source if launch else None), note("preflight"))
         for i, launch in enumerate(launches):
             if i in used:
                 continue
             facts = checks.compute(None, launch, self.target)
             if len(facts) > 1:
                 where = posixpath.dirname(launch.source.split(" line ")[0]) or "."
-                outputs.append((f"{where}/preflight-{i + 1}.facts", checks.render(facts, None, launch.source),
-                                fact_origins(facts, self._sources(None), launch)))
-        recs, sigs, inputs = [], [], []
-        origins: Origins = {}
-        for path, text, placed in outputs:
-            lines = text.splitlines()
-            ctx = FileContext(path=path, node=None, kind=preflight_parser.KIND, mtime=None)
-            r, s = preflight_parser.parse(lines_frame(lines), ctx)
-            recs.append(r)
-            sigs.append(s)
-            # The facts are the last lines of the text, after its comment header.
-            add_origins(origins, path, placed, first_line=len(lines) - len(placed) + 1)
-            inputs.append(InputFile(path=path, kind=preflight_parser.KIND, lines=len(placed), bytes=len(text.encode()),
-                                    note=note("preflight")))
-        return recs, sigs, inputs, origins
+                out.add(f"{where}/preflight-{i + 1}.facts", facts, fact_origins(facts, self._sources(None), launch),
+                        checks.render(facts, None, launch.source), note("preflight"))
+        return out
 
     def _sources(self, folder: str | None) -> Sources:
         """The texts behind one model directory's facts, and every launch file's text."""

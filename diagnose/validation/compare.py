@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
-from diagnose.model import Comparison, InputFile, conform_records, note
+from diagnose.model import Comparison, InputFile, note
 from diagnose.model.derived import add as add_origins
 from diagnose.parsers.kinds import validation_facts as comparison
-from diagnose.parsers.lineframe import FileContext, lines_frame
 from diagnose.validation.baseline import load_baseline
 from diagnose.validation.tolerances import (
     SETUP_METRICS, DEFAULT_TOL, VIRTUAL_FILE, Baseline, fmt, group_of, metric_rows, norm_dataset, quant_policy,
@@ -98,6 +97,8 @@ def _setup_differences(run: list[dict], baseline: Baseline) -> list[tuple[str, s
     return diffs
 
 
+HEADER = "# diagnose validation facts v1"  # what a facts text starts with (its size is the derived input's size)
+
 # --- facts -----------------------------------------------------------------------------------------------------
 
 def _token(text: str) -> str:
@@ -105,27 +106,34 @@ def _token(text: str) -> str:
     return text or "-"
 
 
-def facts_lines(rows: list[dict], notes: list[str]) -> list[str]:
-    return [line for line, _ in placed_facts(rows, [(n, None) for n in notes])]
+class Fact(NamedTuple):
+    """One validation fact: its verb, its fields as written, and the result file and line the compared value
+    was read from (``None``: no single place), where findings on it point (diagnose/analysis/provenance.py)."""
+
+    verb: str
+    fields: dict[str, str]
+    origin: tuple[str, int] | None = None
+
+    def line(self) -> str:
+        return " ".join([self.verb, *(f"{k}={v}" for k, v in self.fields.items())])
 
 
-def placed_facts(rows: list[dict], notes: list[tuple[str, tuple[str, int] | None]]):
-    """The facts text as (line, origin) pairs: the origin is the result file and line the compared value
-    was read from (diagnose/analysis/provenance.py), so findings on a fact point there, not at ``<validation>``."""
-    lines: list[tuple[str, tuple[str, int] | None]] = [("# diagnose validation facts v1", None)]
-    lines += notes
+def comparison_facts(rows: list[dict], notes: list[Fact]) -> list[Fact]:
+    """The notes, then a ``compare`` fact per row with both values."""
+    facts = list(notes)
     for row in rows:
         if row["baseline"] is None or row["this"] is None:
             continue
-        where = (f" dataset={_token(row['scope'])}" if row["metric"] == "accuracy"
-                 else (f" run={_token(row['scope'])}" if row["scope"] else ""))
+        where = ({"dataset": _token(row["scope"])} if row["metric"] == "accuracy"
+                 else ({"run": _token(row["scope"])} if row["scope"] else {}))
         change = "-" if row["change"] is None else (f"{row['change']:+.2f}{row['unit']}" if row["unit"]
                                                      else f"{row['change']:+g}")
-        lines.append((
-            f"compare metric={row['metric']}{where} baseline={fmt(row['baseline'])} this={fmt(row['this'])} "
-            f"change={change} tolerance={fmt(row['tolerance'])}{row['unit']} verdict={row['verdict'].replace(' ', '-')}",
-            (row["file"], row["line"]) if row.get("file") else None))
-    return lines
+        facts.append(Fact("compare", {"metric": row["metric"], **where, "baseline": fmt(row["baseline"]),
+                                      "this": fmt(row["this"]), "change": change,
+                                      "tolerance": f"{fmt(row['tolerance'])}{row['unit']}",
+                                      "verdict": row["verdict"].replace(" ", "-")},
+                          (row["file"], row["line"]) if row.get("file") else None))
+    return facts
 
 
 def _first_place(sig: pl.DataFrame, names: list[str]) -> tuple[str, int] | None:
@@ -134,21 +142,21 @@ def _first_place(sig: pl.DataFrame, names: list[str]) -> tuple[str, int] | None:
     return (rows[0][0], int(rows[0][1] or 1)) if rows else None
 
 
-def _server_mismatches(parsed) -> list[tuple[str, tuple[str, int] | None]]:
+def _server_mismatches(parsed) -> list[Fact]:
     """The benchmark's TP and model name against what the server logs in the same bundle say."""
     sig = parsed.signals
     notes = []
     bench_tp = set(sig.filter(pl.col("signal") == "bench_tp")["value"].drop_nulls().to_list())
     server_tp = set(sig.filter(pl.col("signal") == "tensor_parallel_size")["value"].drop_nulls().to_list())
     if bench_tp and server_tp and not bench_tp & server_tp:
-        notes.append((f"mismatch what=tp bench={fmt(min(bench_tp))} server={fmt(min(server_tp))}",
-                      _first_place(sig, ["bench_tp"])))
+        notes.append(Fact("mismatch", {"what": "tp", "bench": fmt(min(bench_tp)), "server": fmt(min(server_tp))},
+                          _first_place(sig, ["bench_tp"])))
     bench_models = {_base(t) for t in sig.filter(pl.col("signal") == "bench_model")["text"].drop_nulls().to_list()}
     names = {_base(t) for t in sig.filter(pl.col("signal") == "served_model")["text"].drop_nulls().to_list()}
     names.discard("")
     if bench_models and names and not bench_models & names:
-        notes.append((f"mismatch what=model bench={_token(sorted(bench_models)[0])} server={_token(sorted(names)[0])}",
-                      _first_place(sig, ["bench_model"])))
+        notes.append(Fact("mismatch", {"what": "model", "bench": _token(sorted(bench_models)[0]),
+                                       "server": _token(sorted(names)[0])}, _first_place(sig, ["bench_model"])))
     return notes
 
 
@@ -171,29 +179,24 @@ def apply_validation(parsed, baseline_path: str | None, read_run=None,
         parsed.errors.extend(baseline.errors)
         mine = quant_policy(parsed.signals)
         if mine and baseline.quantization and mine != baseline.quantization:
-            notes.append((f"not-comparable what=quantization baseline={baseline.quantization} this={mine}",
-                          _first_place(parsed.signals, ["bench_model", "bench_quantization", "quantization"])))
+            notes.append(Fact("not-comparable", {"what": "quantization", "baseline": baseline.quantization, "this": mine},
+                              _first_place(parsed.signals, ["bench_model", "bench_quantization", "quantization"])))
             not_comparable.add("*")
         for metric, scope, b, t in _setup_differences(run, baseline):
             place = next(((r["file"], r["line"]) for r in run if (r["metric"], r["scope"]) == (metric, scope)), None)
-            notes.append((f"not-comparable what={metric} run={_token(scope or '-')} baseline={fmt(b)} this={fmt(t)}",
-                          place))
+            notes.append(Fact("not-comparable", {"what": metric, "run": _token(scope or "-"), "baseline": fmt(b),
+                                                 "this": fmt(t)}, place))
             not_comparable.add(scope)
     rows = compare_rows(run, baseline, not_comparable)
-    placed = placed_facts(rows, notes)
-    lines = [line for line, _ in placed]
-    extra_signals = []
-    if len(lines) > 1:
-        ctx = FileContext(path=VIRTUAL_FILE, node=None, kind=comparison.KIND, mtime=None)
-        recs, sigs = comparison.parse(lines_frame(lines), ctx)
-        parsed.records = pl.concat([parsed.records, conform_records(recs)], how="vertical_relaxed")
-        extra_signals.append(sigs)
-        add_origins(parsed.origins, VIRTUAL_FILE, [origin for _, origin in placed])
-        parsed.derived.append(InputFile(path=VIRTUAL_FILE, kind=comparison.KIND, lines=len(lines) - 1,
-                                        bytes=sum(len(x.encode()) + 1 for x in lines),
-                                        note=note("comparison")))
-    if extra_signals:
-        parsed.signals = pl.concat([parsed.signals, *extra_signals], how="vertical_relaxed")
+    facts = comparison_facts(rows, notes)
+    if facts:
+        lines = [HEADER, *(f.line() for f in facts)]
+        records, signals = comparison.from_facts(VIRTUAL_FILE, [(f.verb, f.fields, f.line()) for f in facts])
+        parsed.records = pl.concat([parsed.records, records], how="vertical_relaxed")
+        parsed.signals = pl.concat([parsed.signals, signals], how="vertical_relaxed")
+        add_origins(parsed.origins, VIRTUAL_FILE, [f.origin for f in facts])
+        parsed.derived.append(InputFile(path=VIRTUAL_FILE, kind=comparison.KIND, lines=len(facts),
+                                        bytes=sum(len(x.encode()) + 1 for x in lines), note=note("comparison")))
     table = [Comparison(**{k: v for k, v in r.items() if k not in ("file", "line")}) for r in rows]
     return parsed, table
 

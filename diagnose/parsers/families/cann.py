@@ -46,6 +46,11 @@ _NUMERIC: list[tuple[str, str, float]] = [
 # (signal, regex with one group): strings.
 _TEXT: list[tuple[str, str]] = [
     ("aicore_fault_kernel", r"fault kernel_name=([\w.\-]+)"),
+    # torch_npu's task queue names the operator it was running when the device failed
+    # (Ascend/pytorch torch_npu/csrc/core/npu/NPUQueue.cpp, get_func_error_msg), and its op dispatch the aclnn call
+    # that returned the error (OpParamMaker.cpp: `call aclnnX failed, detail:`).
+    ("npu_operator", r"current working operator name is ([\w\-]+(?:\.[\w\-]+)*)"),
+    ("npu_operator", r"call (aclnn\w+) failed"),
 ]
 
 # The device NIC an HCCP/HCCL init or listen line names: `devid[0] ip[192.168.20.148]`, `listen on ip[...]`.
@@ -63,12 +68,13 @@ SIGNALS: dict[str, str] = {
     "hccl_peer": "the peer an HCCL error names (text): `rank 29 (10.20.0.31:16666, link time out)`, `ip/id (Cluster Exception Location, ...)`",
     "npu_nic": "device NIC named by an HCCP/HCCL init or listen line (text): `192.168.20.148 (device 0)`, `ip:port`",
     "aicore_fault_kernel": "kernel of an aicore fault/timeout (`fault kernel_name=...`, text)",
+    "npu_operator": "operator torch_npu was running when the device failed (`the current working operator name is X`, `call aclnnX failed`, text)",
 }
 
 # Only lines holding one of these can carry a signal.
 HINTS = (
     r"HCCL_CONNECT_TIMEOUT|HCCL_EXEC_TIMEOUT|wait socket establish timeout|notify wait timeout|WorkHCCL|"
-    r"(?i:remote[ _]?rank)|fault kernel_name|devid\[|listen on ip\[|Cluster Exception Location|\|\s*[0-9a-fA-F.:]+\(\d+\)\s*\|"
+    r"(?i:remote[ _]?rank)|fault kernel_name|current working operator name is|call aclnn\w+ failed|devid\[|listen on ip\[|Cluster Exception Location|\|\s*[0-9a-fA-F.:]+\(\d+\)\s*\|"
 )
 
 

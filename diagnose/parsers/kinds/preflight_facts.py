@@ -1,8 +1,11 @@
 """Preflight facts (``diagnose preflight`` writes them; see diagnose.preflight.checks).
 
 One fact per line: ``key = value`` with an optional ``  # note`` (the arithmetic behind the value).
-Every fact line is a parsed record (``component`` = key, ``message`` = the whole line so a rule's regex sees
-the note too) and a signal named after the key: numeric values in ``value``, anything else in ``text``.
+Two ways in, one frame: ``parse`` reads a facts file (written by ``--facts``, or a rule's fixture) and
+``from_facts`` takes the facts a run derives itself (diagnose/preflight/factsource.py) as values, never as
+text to read back. Every fact is a parsed record (``component`` = key, ``message`` = the whole line so a
+rule's regex sees the note too) and a signal named after the key: numeric values in ``value``, anything else
+in ``text``.
 Lines starting with ``#`` are comments; other lines are kept as raw records.
 """
 
@@ -20,14 +23,33 @@ FACT = r"^(?P<key>[a-z][a-z0-9_]*) = (?P<val>.*?)(?:  # (?P<note>.*))?$"
 
 
 def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A facts file (``diagnose preflight --facts FILE``, or a rule's fixture): its lines read back into
+    key and value; comments and other lines are kept as records too."""
     g = pl.col("text").str.extract_groups(FACT).struct.field
-    frame = lines.with_columns(
-        _key=g("key"),
-        _val=g("val").str.strip_chars(),
-    ).with_columns(
-        file=pl.lit(ctx.path),
+    frame = lines.with_columns(_key=g("key"), _val=g("val").str.strip_chars(), file=pl.lit(ctx.path))
+    return _frames(frame, ctx.node)
+
+
+def from_facts(path: str, facts: list[tuple[str, str, str]], node: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The facts a run derives itself, as records and signals, without writing them out and reading them
+    back: ``(key, value as shown, line)`` each, numbered 1.. in ``path`` (a derived input, whose lines'
+    origins the caller records). The same frames as ``parse`` gives for those lines written to a file, so
+    a rule's fixtures (facts files) test what a run sees."""
+    frame = pl.DataFrame(
+        {"line": list(range(1, len(facts) + 1)), "text": [t for _, _, t in facts],
+         "_key": [k for k, _, _ in facts], "_val": [v for _, v, _ in facts], "file": [path] * len(facts)},
+        schema={"line": pl.UInt32, "text": pl.String, "_key": pl.String, "_val": pl.String, "file": pl.String},
+    )
+    return _frames(frame, node)
+
+
+def _frames(frame: pl.DataFrame, node: str | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Records and signals of fact rows (``file``, ``line``, ``text``, ``_key``, ``_val``): a record per row
+    (``component`` = key, ``message`` = the whole line so a rule's regex sees the note too) and a signal per
+    fact named after its key."""
+    frame = frame.with_columns(
         source=pl.lit(KIND),
-        node=pl.lit(ctx.node, pl.String),
+        node=pl.lit(node, pl.String),
         parsed=pl.col("_key").is_not_null() | pl.col("text").str.starts_with("#"),
         component=pl.col("_key"),
         message=pl.col("text"),
