@@ -58,8 +58,6 @@ CASES = [(kind, name) for kind in registry.names() for name in NAMES.get(kind, [
 # The kernel table and the trace keep ordinary data rows out of the records (numbers, analysed and counted):
 # there the records are a subset of the lines, each missing one a data row.
 SUBSET = {("profiler", n) for n in NAMES["profiler"] if n.startswith(("kernel_details", "op_summary", "trace_view"))}
-# A checkpoint's metadata is the preflight's input, counted and not read as lines (no rule reads a tensor list).
-SUBSET |= {("model-metadata", n) for n in NAMES["model-metadata"]}
 
 
 def _check_records(records: pl.DataFrame, n: int, subset: bool) -> None:

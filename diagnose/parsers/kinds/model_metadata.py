@@ -16,6 +16,7 @@ import polars as pl
 
 from diagnose.model import empty_records, empty_signals
 from diagnose.parsers.kind import SourceKind
+from diagnose.parsers.kinds import generic
 from diagnose.parsers.lineframe import FileContext
 
 KIND = "model-metadata"
@@ -37,7 +38,8 @@ def parse_stream(stream: BinaryIO, ctx: FileContext, info=None) -> tuple[pl.Data
 
 
 def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    return empty_records(), empty_signals()
+    """Lines handed over anyway (a file read as this kind on request): kept, as for any text of no known kind."""
+    return generic.parse(lines, ctx)
 
 
 SOURCE = SourceKind(
