@@ -297,6 +297,29 @@ def test_sample_profiler_w8a8():
     assert kinds == {"profiler"}
 
 
+
+def test_a_trace_beside_its_kernel_table_is_not_read_and_a_lone_trace_is(tmp_path):
+    """A rank's trace_view.json gives what its kernel_details.csv gives (AI CPU launches, their share), without
+    dtypes: beside the table it is skipped by design, with the reason, and the findings stay; a rank with a
+    trace and no kernel table still has it read."""
+    import shutil
+
+    both = tmp_path / "both"
+    shutil.copytree(SAMPLES / "profiler-w8a8", both)
+    _, full = run_json(str(SAMPLES / "profiler-w8a8"))
+    _, report = run_json(str(both))
+    skipped = [s for s in report["skipped"] if s["path"].endswith("trace_view.json")]
+    assert len(skipped) == 1 and "kernel table" in skipped[0]["reason"]
+    assert report["coverage"]["status"] == "complete"
+    assert [f["rule_id"] for f in report["findings"]] == [f["rule_id"] for f in full["findings"]]
+    lone = tmp_path / "lone"
+    trace = next((SAMPLES / "profiler-w8a8").rglob("trace_view.json"))
+    (lone / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
+    shutil.copyfile(trace, lone / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "trace_view.json")
+    _, alone = run_json(str(lone))
+    assert [i["path"] for i in alone["inputs"] if i["path"].endswith("trace_view.json")]
+    assert not alone["skipped"]
+
 def test_op_statistic_core_type_and_mc2_exclusion():
     text = (
         "Device_id,OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),Ratio(%)\n"

@@ -16,7 +16,8 @@ from diagnose.messages import Phrase, Words
 # Reasons for leaving a file out that lose nothing of the incident: it is not a log by design. Any other skipped
 # input means the run covered less than it was given (diagnose/analysis/coverage.py).
 BY_DESIGN = frozenset({"skip.binary", "skip.symlink", "skip.archive_link", "skip.archive_special",
-                       "skip.not_regular", "skip.python_source", "skip.not_in_model_dir"})
+                       "skip.not_regular", "skip.python_source", "skip.not_in_model_dir",
+                       "skip.trace_beside_kernel_table"})
 
 
 def skip(key: str, /, **values) -> Phrase:

@@ -26,6 +26,7 @@ from diagnose.ingest.walk import SourceFile
 from diagnose.messages import Joined, Phrase
 from diagnose.model import UNSET, InputFile, Skipped, empty_records, empty_signals, note, skip
 from diagnose.parsers import registry
+from diagnose.parsers.kinds.profiling import kernel_table_folder, trace_folder
 from diagnose.parsers.lineframe import FileContext, raw_lines_frame
 from diagnose.pipeline.batches import SmallFiles, mtime_of
 from diagnose.pipeline.chunks import STAMP_COLUMNS, SampleCap, Selected, empty_stamps, parse_chunk, split
@@ -184,11 +185,15 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
     budget_note = skip("time_budget", n=settings.budget.max_seconds)
     pool = _LargestFirst(WORKERS, deadline, budget_note) if WORKERS > 1 else None
 
+    tables: set[str] = set()  # profiler folders whose kernel table was read (their trace adds nothing)
     place = -1
     try:
         for place, item in enumerate(sources):
             if isinstance(item, Skipped):
                 skipped.append((place, item))
+                continue
+            if settings.kind is None and _redundant_trace(item.path, tables):
+                skipped.append((place, Skipped(item.path, skip("trace_beside_kernel_table"))))
                 continue
             if time.monotonic() > deadline:
                 skipped.append((place, Skipped(item.path, budget_note)))
@@ -239,6 +244,15 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
         stamps=pl.concat(stamp_parts, rechunk=True) if stamp_parts else empty_stamps(),
         files=pl.DataFrame(file_rows, schema={"file": pl.String, "mtime": pl.Datetime("us")}, orient="row"),
     )
+
+
+def _redundant_trace(path: str, tables: set[str]) -> bool:
+    """A profiler trace whose rank's kernel table was read before it (diagnose/parsers/kinds/profiling)."""
+    folder = kernel_table_folder(path)
+    if folder is not None:
+        tables.add(folder)
+        return False
+    return trace_folder(path) in tables
 
 
 def _parse_one(src: SourceFile, settings: Settings, filters: RuleFilters, errors: list[str],
