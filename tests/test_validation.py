@@ -346,6 +346,7 @@ def test_comparison_facts_as_records_equal_the_facts_text_read_back():
     assert set(direct_signals["signal"]) == {"regression_pct", "accuracy_drop_points", "comparison_not_comparable",
                                              "bench_server_mismatch"}
 
+
 # --- comparison ------------------------------------------------------------------------------------------------
 
 def test_comparison_numbers_and_verdicts():

@@ -119,12 +119,11 @@ def parse_stream(stream: BinaryIO, ctx: FileContext, info=None) -> tuple[pl.Data
 
 
 def _folder_of(path: str, kinds: tuple[str, ...]) -> str | None:
+    """The path up to the file's name when the file (or its ``.gz``) is of one of these types."""
     base = base_name(path)
-    if base.lower().endswith(".gz"):
-        base = base[:-3]
-    if file_type(base) not in kinds:
+    if file_type(base[:-3] if base.lower().endswith(".gz") else base) not in kinds:
         return None
-    return path[: len(path) - len(base_name(path))]
+    return path[: len(path) - len(base)]
 
 
 def kernel_table_folder(path: str) -> str | None:
