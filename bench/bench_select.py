@@ -50,12 +50,12 @@ def main() -> int:
                 continue
             ctx = FileContext(path=str(path), node=None, kind=kind, mtime=None)
             pending: list[pl.DataFrame] = []
-            info, first = TextInfo(), 1
+            info, first, scan = TextInfo(), 1, None
             t = time.process_time()
             for lines in iter_line_chunks(stream, info):
                 t1 = time.process_time()
                 cpu[kind]["split"] += t1 - t
-                frame = chunks.select(raw_lines_frame(lines, first), kind, filters)
+                frame, scan = chunks.select_with(raw_lines_frame(lines, first), kind, filters, scan)  # as Selected
                 t2 = time.process_time()
                 cpu[kind]["select"] += t2 - t1
                 first += lines.len()

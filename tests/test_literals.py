@@ -173,3 +173,26 @@ def test_a_member_that_holds_another_is_not_scanned_twice():
         assert len(plan([cell, other]).always) == 2, other
     lines = pl.Series("text", ["| 10.0.0.1(3) | 4 | 10.0.0.2(5) |", "| 10.0.0.1(3) |", "| no cell |"])
     _wants_exactly(plan([cell, row]), [cell, row], lines, "plog")
+
+
+def test_files_of_one_kind_that_differ_get_plans_of_their_own(monkeypatch):
+    """A plog is a tenth HCCL lines and the device log of the same process has none: a literal rare in one is
+    common in the other, so a plan tuned on the first file read would search the second by a literal on most
+    of its lines. Each family of files gets the plan tuned for it, and the first that fits is taken again."""
+    from diagnose.pipeline import chunks
+
+    monkeypatch.setattr(chunks, "_TUNED", {})
+    pattern = r"\] HCCL\([0-9]+,[^)]*\):[^\n]*?(?-u:\b)ret\[(?:[0-9]{1,2})\]"
+    plog = pl.Series([f"[INFO] HCCL(1,python3):2025-07-23-02:00:00.{i:03d}.000 [a.cc:1] [2] step {i}"
+                      for i in range(chunks.TUNE_LINES)])
+    device = pl.Series([f"[INFO] DRV(1,aicpu):2025-07-23-02:00:00.{i:03d}.000 [b.c:1] ret[0] heartbeat {i}"
+                        for i in range(chunks.TUNE_LINES)])
+    untuned = chunks.scan_plan("x{9}", (pattern,))
+    assert untuned.candidates == (r"\] HCCL\(",)
+    for_plog = chunks.scan_plan("x{9}", (pattern,), plog)
+    assert for_plog.candidates == (r"ret\[",)
+    for_device = chunks.scan_plan("x{9}", (pattern,), device)  # "ret[" is on every line of it
+    assert for_device.candidates == (r"\] HCCL\(",)
+    assert chunks.scan_plan("x{9}", (pattern,), plog) is for_plog  # found again, not tuned again
+    assert len(chunks._TUNED[("x{9}", (pattern,))]) == 1  # the device log takes the untuned plan
+    assert chunks.scan_plan("x{9}", (pattern,), plog.head(10)) is for_plog  # too short to measure: the first

@@ -321,6 +321,31 @@ def test_silent_peer_gets_a_root_cause_finding(tmp_path):
     assert all(f.caused_by == "RC001" for f in report.findings if f.consequence)
 
 
+def test_the_peer_is_the_one_the_failure_names_not_routine_task_traffic(tmp_path):
+    """HCCL's info-level task launches name a remoteRank each (thousands of lines in a busy plog); the peer a
+    root cause names is the one the failure lines name."""
+    for r in range(3):
+        pid = 4000 + r
+        traffic = "".join(
+            f"[INFO] HCCL({pid},python3):2026-03-15-03:05:{k % 60:02d}.{k:03d}.000 [dispatcher_pub.cc:511] [{pid}]"
+            f"LaunchTask: stream[13] task[{k}] type[notify_wait] remoteRank[{k % 2}]\n" for k in range(40))
+        text = (
+            f"[INFO] HCCL({pid},python3):2026-03-15-03:04:11.056.069 [op_base.cc:1021][{pid}]Entry-HcclCommInitRootInfoInner:ranks[4], rank[{r}], rootinfo: host ip[10.0.0.11] port[60000]\n"
+            + traffic +
+            f"[ERROR] HCCL({pid},python3):2026-03-15-03:11:02.40{r}.000 [task_exception_handler.cc:740] [{pid}]notify wait timeout occurred during task execution, stream_id:62, notify_id=311, timeout=60s.\n"
+            f"[ERROR] HCCL({pid},python3):2026-03-15-03:11:02.40{r}.100 [task_exception_handler.cc:823] [{pid}][TaskExceptionHandler]tag[AlltoAllV_10.0.0.11%enp189s0f0_60000_0_1], remote rank[3], opIndex[77]\n"
+        )
+        d = tmp_path / "node-0" / "plog"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"plog-{pid}_20260315030410000.log").write_text(text)
+    parsed = read_paths([str(tmp_path)], Settings(), RuleFilters())
+    named = parsed.signals.filter(pl.col("signal") == "hccl_remote_rank")
+    assert named["value"].to_list() == [3.0, 3.0, 3.0]
+    report = analyze([str(tmp_path)], Settings())
+    first = report.findings[0]
+    assert first.rule_id == "RC001" and "rank 3" in said(first.summary), said(first.summary)
+
+
 def test_earliest_unmatched_error_is_the_first_failing_rank(tmp_path):
     _waiting_plogs(tmp_path, range(0, 3), "node-0")
     d = tmp_path / "node-1" / "plog"

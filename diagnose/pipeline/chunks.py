@@ -85,9 +85,10 @@ class Selected:
         self.frames: list[pl.DataFrame] = []
         self.bytes = self.lines = 0
         self.parts: list[tuple] = []
+        self.plan: ScanPlan | None = None  # the prefilter's, chosen on the file's first chunk
 
     def add(self, lines: pl.Series, first_line: int) -> None:
-        chosen = select(raw_lines_frame(lines, first_line), self.ctx.kind, self.filters)
+        chosen, self.plan = select_with(raw_lines_frame(lines, first_line), self.ctx.kind, self.filters, self.plan)
         self.frames.append(chosen)
         self.lines += chosen.height
         if chosen.height == lines.len():  # nothing dropped (a kind without a prefilter): parsed as it comes
@@ -110,27 +111,43 @@ CONTEXT_LINES = 200  # of a kind's context lines per chunk (SourceKind.context_h
 
 TUNE_LINES = 2000  # a sample of at least this many lines measures which literals are rare
 TUNE_SAMPLE = 20_000  # and the first this many are enough
-TUNE_WHEN = 0.05  # worth it when the untuned plan's literals are on more than this share of the sample
-_TUNED: dict[tuple[str, tuple[str, ...]], ScanPlan] = {}
+TUNE_WHEN = 0.05  # worth it when a plan's literals are on more than this share of the sample
+TUNE_FAMILIES = 4  # tuned plans kept per kind
+# The plans tuned for a kind, each with the share of its own sample its literals were on.
+_TUNED: dict[tuple[str, tuple[str, ...]], list[tuple[ScanPlan, float]]] = {}
 
 
 def scan_plan(hints: str, wanted: tuple[str, ...], sample: pl.Series | None = None) -> ScanPlan:
-    """The kind's hints and the rules' prefilter patterns as one plan of scans (diagnose/scan/plan.py), tuned
-    once per run on the first sample of TUNE_LINES lines of the kind when its literals are common there:
-    each pattern is then searched by its literals seen least often in the sample. Which literals are
-    searched changes only the speed, never the lines kept."""
+    """The kind's hints and the rules' prefilter patterns as one plan of scans (diagnose/scan/plan.py), for a
+    file whose first lines are ``sample``. When the plan's literals are common there (more than TUNE_WHEN of
+    the lines), it is tuned on the sample: each pattern is then searched by its literals seen least often.
+    A kind's files differ (a plog is a tenth HCCL lines, the device log of the same process has none, and a
+    literal rare in one is on 40% of the other's lines), so a tuned plan is kept per family of files: the
+    first one whose literals are about as rare on this sample as on its own is taken, else one is tuned for
+    it. Which literals are searched changes only the speed, never the lines kept."""
     key = (hints, wanted)
-    if (tuned := _TUNED.get(key)) is not None:
-        return tuned
     untuned = _untuned(key)
+    tuned = _TUNED.get(key, [])
     if sample is None or sample.len() < TUNE_LINES:
-        return untuned
+        return tuned[0][0] if tuned else untuned
     sample = sample.head(TUNE_SAMPLE)
-    common = untuned.candidates and sample.str.contains(untuned.candidates[0]).mean() > TUNE_WHEN
+    measured = []
+    for scan, own in [*tuned, (untuned, 0.0)]:
+        share = _share(scan, sample)
+        if share <= max(TUNE_WHEN, 2 * own):
+            return scan
+        measured.append((share, scan))
+    if len(tuned) >= TUNE_FAMILIES:
+        return min(measured, key=lambda m: m[0])[1]
     patterns = [hints, *wanted]
-    tuned = plan(patterns, literal_hits(patterns, sample)) if common else untuned
-    _TUNED[key] = tuned  # two workers may both tune: either plan is right
-    return tuned
+    scan = plan(patterns, literal_hits(patterns, sample))
+    _TUNED.setdefault(key, []).append((scan, _share(scan, sample)))  # two workers may both tune: either is right
+    return scan
+
+
+def _share(scan: ScanPlan, sample: pl.Series) -> float:
+    """The share of ``sample``'s lines holding one of the plan's candidate literals."""
+    return float(sample.str.contains(scan.candidates[0]).mean() or 0.0) if scan.candidates else 0.0
 
 
 @functools.lru_cache(maxsize=64)
@@ -158,12 +175,20 @@ def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame
     """Drop the lines no rule and no signal can use: well-formed lines (their head matches) that match
     neither the kind's hints nor the rules' combined pattern. Lines that do not look well-formed are always
     parsed, and so is the line just above each of them (the record that opens a traceback or a table)."""
+    return select_with(frame, kind, filters)[0]
+
+
+def select_with(frame: pl.DataFrame, kind: str, filters: RuleFilters,
+                plan: ScanPlan | None = None) -> tuple[pl.DataFrame, ScanPlan | None]:
+    """``select`` with the scan plan chosen for the file (``scan_plan``) on its first chunk, returned for
+    its next chunks: (lines kept, the plan)."""
     source = registry.get(kind)
     head, hints = registry.well_formed(kind), source.hints
     if filters.keep is None or head is None or hints is None:
-        return frame
+        return frame, plan
     frame = mask_logged_prompts(frame)  # no scan need read a logged prompt: most bytes of a request log
-    plan = scan_plan(hints, tuple(filters.select.get(kind, [])), frame["text"])
+    if plan is None:
+        plan = scan_plan(hints, tuple(filters.select.get(kind, [])), frame["text"])
     text = pl.col("text")
     # A terminal capture colours the head: tested raw, no line would look well-formed and all would be kept.
     # A bare SGR code ends in a digit and ``m``: the regex runs only on the lines with one (a sixth of a plog
@@ -206,7 +231,7 @@ def select(frame: pl.DataFrame, kind: str, filters: RuleFilters) -> pl.DataFrame
     if keep.len():
         # First and last lines: year anchors and the span of the file.
         keep = keep.scatter([0, keep.len() - 1], True)
-    return frame.filter(keep)
+    return frame.filter(keep), plan
 
 
 def _any(text: pl.Expr, patterns: tuple[str, ...]) -> pl.Expr:

@@ -40,8 +40,14 @@ _NUMERIC: list[tuple[str, str, float]] = [
     ("hccl_exec_timeout_s", r"(?:^|[\s'\"])HCCL_EXEC_TIMEOUT\s*[=:]\s*['\"]?(\d+)", 1.0),
     ("hccl_exec_timeout_s", r"notify wait timeout occurred.*?timeout=(\d+)s", 1.0),
     ("hccl_watchdog_timeout_s", r"WorkHCCL\([^)]*Timeout\(ms\)=(\d+)", 0.001),
-    ("hccl_remote_rank", r"(?i)remote[ _]?rank(?:id)?\s*[\[:=]\s*(\d+)", 1.0),
 ]
+
+# The peer rank a line names, read only from lines that report a failure (a warning or worse, or a line of
+# an error block without a head of its own): HCCL's routine task launches at info level name a remoteRank
+# each (a twelfth of a busy plog), and a peer counted from that traffic is not the one the failure waited on.
+REMOTE_RANK = r"(?i)remote[ _]?rank(?:id)?\s*[\[:=]\s*(\d+)"
+_REMOTE_HINT = r"(?i:remote[ _]?rank)"
+_FAILURE_LEVEL = pl.col("level").is_null() | pl.col("level").is_in(["WARNING", "ERROR", "CRITICAL"])
 
 # (signal, regex with one group): strings.
 _TEXT: list[tuple[str, str]] = [
@@ -71,10 +77,11 @@ SIGNALS: dict[str, str] = {
     "npu_operator": "operator torch_npu was running when the device failed (`the current working operator name is X`, `call aclnnX failed`, text)",
 }
 
-# Only lines holding one of these can carry a signal.
+# Only lines holding one of these (or a failure line naming a remote rank: REMOTE_RANK) can carry a signal. A
+# failure line is kept by the prefilter for its level word or because it has no head of its own.
 HINTS = (
     r"HCCL_CONNECT_TIMEOUT|HCCL_EXEC_TIMEOUT|wait socket establish timeout|notify wait timeout|WorkHCCL|"
-    r"(?i:remote[ _]?rank)|fault kernel_name|current working operator name is|call aclnn\w+ failed|devid\[|listen on ip\[|Cluster Exception Location|\|\s*[0-9a-fA-F.:]+\(\d+\)\s*\|"
+    r"fault kernel_name|current working operator name is|call aclnn\w+ failed|devid\[|listen on ip\[|Cluster Exception Location|\|\s*[0-9a-fA-F.:]+\(\d+\)\s*\|"
 )
 
 
@@ -93,8 +100,9 @@ def block_signals(records: pl.DataFrame) -> pl.DataFrame:
         pl.col("proc"),
         pl.lit("process"),
     )
-    base = records.filter(pl.col("message").str.contains(HINTS)).select(
-        "file", "line", "source", "node", "ts", engine.alias("engine"), "message"
+    failure = _FAILURE_LEVEL & pl.col("message").str.contains(_REMOTE_HINT)
+    base = records.filter(pl.col("message").str.contains(HINTS) | failure).select(
+        "file", "line", "source", "node", "ts", engine.alias("engine"), "message", failure.alias("_failure")
     )
     if base.height == 0:
         return empty_signals()
@@ -105,6 +113,10 @@ def block_signals(records: pl.DataFrame) -> pl.DataFrame:
     for name, pattern, scale in _NUMERIC:
         value = pl.col("message").str.extract(pattern, 1).cast(pl.Float64, strict=False) * scale
         parts.append(lazy.select(*keys, signal=pl.lit(name), value=value, text=pl.lit(None, pl.String)))
+    remote = pl.col("message").str.extract(REMOTE_RANK, 1)
+    named = lazy.filter(pl.col("_failure"))
+    parts.append(named.select(*keys, signal=pl.lit("hccl_remote_rank"), value=remote.cast(pl.Float64, strict=False),
+                              text=pl.lit(None, pl.String)))
     for name, pattern in _TEXT:
         text = pl.col("message").str.extract(pattern, 1)
         parts.append(lazy.select(*keys, signal=pl.lit(name), value=pl.lit(None, pl.Float64), text=text))
@@ -134,9 +146,8 @@ def block_signals(records: pl.DataFrame) -> pl.DataFrame:
     where = pl.when(g("dev").is_not_null()).then(pl.format("{} (device {})", pl.col("_ip"), g("dev")))
     where = where.otherwise(pl.format("{}:{}", pl.col("_ip"), g("port")))
     parts.append(nic.select(*keys, signal=pl.lit("npu_nic"), value=pl.lit(None, pl.Float64), text=where))
-    remote = pl.col("message").str.extract(r"(?i)remote[ _]?rank(?:id)?\s*[\[:=]\s*(\d+)", 1)
-    parts.append(lazy.select(*keys, signal=pl.lit("hccl_peer"), value=pl.lit(None, pl.Float64),
-                             text=pl.format("rank {}", remote)))
+    parts.append(named.select(*keys, signal=pl.lit("hccl_peer"), value=pl.lit(None, pl.Float64),
+                              text=pl.format("rank {}", remote)))
     frame = pl.concat(parts, how="vertical_relaxed")
     frame = frame.filter(pl.col("value").is_not_null() | pl.col("text").is_not_null())
     frame = frame.unique(subset=["file", "line", "signal", "engine", "value", "text"], keep="first",
