@@ -89,12 +89,15 @@ class Selected:
 
     def add(self, lines: pl.Series, first_line: int) -> None:
         chosen, self.plan = select_with(raw_lines_frame(lines, first_line), self.ctx.kind, self.filters, self.plan)
-        self.frames.append(chosen)
-        self.lines += chosen.height
         if chosen.height == lines.len():  # nothing dropped (a kind without a prefilter): parsed as it comes
             self.bytes = self.PARSE_BYTES
         else:
+            # Copied: the few lines kept must not keep their chunk's text alive while the next chunks are read
+            # (a request log's fifty chunks wait for one parse: 400 MB held).
+            chosen = compact_strings(chosen)
             self.bytes += chosen["text"].str.len_bytes().sum() or 0
+        self.frames.append(chosen)
+        self.lines += chosen.height
         if self.bytes >= self.PARSE_BYTES or self.lines >= self.PARSE_LINES:
             self.flush()
 

@@ -104,29 +104,53 @@ def mask_logged_prompts(frame: pl.DataFrame) -> pl.DataFrame:
     A prompt is cut from the quote after the first ``prompt: `` to the same quote before the first
     ``, params: ``; the token ids from ``prompt_token_ids: [`` to the next ``]``. A line of another shape
     (a prompt not quoted so, a line cut before its ids) is left for ``mask_requests``."""
-    text = pl.col("text")
-    if frame.height == 0 or not frame.select(text.str.contains("prompt: ", literal=True).any()).item():
+    if frame.height == 0:
         return frame
-    return frame.with_columns(text=_masked_prompts())
+    rows = frame["text"].str.contains("prompt: ", literal=True).arg_true()
+    if rows.len() == 0:
+        return frame
+    # Only the request lines are measured and rebuilt, each into the one form it takes: a form built for
+    # every line and picked after (``when/then``) copied each request's token ids (0.7 -> 0.3 s of CPU on
+    # the benchmark's 434 MB server log).
+    requests = _masked_parts(frame.select(pl.col("text").gather(rows)))
+    listed = requests["_listed"]
+    masked = requests["text"]
+    for form, chosen in ((_both_masked(), listed), (_prompt_masked(), requests["_prompt"] & ~listed)):
+        if chosen.any():
+            masked = masked.scatter(chosen.arg_true(), requests.filter(chosen).select(form).to_series())
+    return frame.with_columns(frame["text"].scatter(rows, masked))
 
 
-def _masked_prompts() -> pl.Expr:
+_AT, _END, _IDS, _CLOSED = (pl.col(c) for c in ("_at", "_end", "_ids", "_closed"))
+
+
+def _masked_parts(requests: pl.DataFrame) -> pl.DataFrame:
+    """Where each request line's prompt and token ids begin and end (bytes), and which of them it has. Each
+    offset is a column before it is used (an expression used twice is computed twice)."""
     text = pl.col("text")
     raw = text.cast(pl.Binary)  # offsets below are in bytes (str.find gives bytes; str.slice counts characters)
-    at = text.str.find("prompt: ", literal=True) + len("prompt: ")
-    end = text.str.find(", params: ", literal=True)
-    quote = raw.bin.slice(at, 1)
-    prompt = ((end > at) & quote.is_in([b"'", b'"']) & (raw.bin.slice(end - 1, 1) == quote)).fill_null(False)
-    ids = text.str.find("prompt_token_ids: [", literal=True) + len("prompt_token_ids: [")
-    closed = raw.bin.slice(ids).cast(pl.String).str.find("]", literal=True) + ids
-    listed = (prompt & (ids > end) & closed.is_not_null()).fill_null(False)
+    requests = requests.with_columns(
+        _at=text.str.find("prompt: ", literal=True) + len("prompt: "),
+        _end=text.str.find(", params: ", literal=True),
+        _ids=text.str.find("prompt_token_ids: [", literal=True) + len("prompt_token_ids: ["),
+    )
+    quote = raw.bin.slice(_AT, 1)
+    prompt = ((_END > _AT) & quote.is_in([b"'", b'"']) & (raw.bin.slice(_END - 1, 1) == quote)).fill_null(False)
+    requests = requests.with_columns(_prompt=prompt, _closed=raw.bin.slice(_IDS).cast(pl.String).str.find("]", literal=True) + _IDS)
+    return requests.with_columns(_listed=(pl.col("_prompt") & (_IDS > _END) & _CLOSED.is_not_null()).fill_null(False))
 
-    def piece(start, length=None) -> pl.Expr:
-        return raw.bin.slice(start, length).cast(pl.String)
 
-    both = pl.concat_str(piece(0, at), pl.lit("<masked>"), piece(end, ids - end), pl.lit("<masked>"), piece(closed))
-    only_prompt = pl.concat_str(piece(0, at), pl.lit("<masked>"), piece(end))
-    return pl.when(listed).then(both).when(prompt).then(only_prompt).otherwise(text)
+def _piece(start: pl.Expr, length: pl.Expr | None = None) -> pl.Expr:
+    return pl.col("text").cast(pl.Binary).bin.slice(start, length).cast(pl.String)
+
+
+def _both_masked() -> pl.Expr:
+    return pl.concat_str(_piece(0, _AT), pl.lit("<masked>"), _piece(_END, _IDS - _END), pl.lit("<masked>"),
+                         _piece(_CLOSED))
+
+
+def _prompt_masked() -> pl.Expr:
+    return pl.concat_str(_piece(0, _AT), pl.lit("<masked>"), _piece(_END))
 
 
 def _join_wraps(frame: pl.DataFrame) -> pl.DataFrame:
