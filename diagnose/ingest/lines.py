@@ -19,7 +19,7 @@ import polars as pl
 
 from diagnose.ingest.decode import decode, is_binary, split_lines
 
-CHUNK_BYTES = 8 * 1024 * 1024
+CHUNK_BYTES = 16 * 1024 * 1024
 MAX_LINE = 4 * 1024 * 1024  # Budget.max_line_bytes
 _ONE_READ_MAX = 256 * 1024 * 1024  # tables up to this size are read in one call (read_table)
 _READER_MIN = 1024 * 1024  # blocks this large are split by polars' CSV reader (see _split_utf8)

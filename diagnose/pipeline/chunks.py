@@ -113,7 +113,7 @@ CONTEXT_LINES = 200  # of a kind's context lines per chunk (SourceKind.context_h
 
 
 TUNE_LINES = 2000  # a sample of at least this many lines measures which literals are rare
-TUNE_SAMPLE = 20_000  # and the first this many are enough
+TUNE_SAMPLE = 5_000  # and the first this many are enough (a literal on 5% of the lines is on 250 of them)
 TUNE_WHEN = 0.05  # worth it when a plan's literals are on more than this share of the sample
 TUNE_FAMILIES = 4  # tuned plans kept per kind
 # The plans tuned for a kind, each with the share of its own sample its literals were on.
