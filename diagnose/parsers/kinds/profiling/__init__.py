@@ -84,19 +84,19 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
     what = file_type(base)
     if what == "trace":  # records only for what it reports: its one line may be gigabytes
         return parse_trace_view(lines, ctx)
-    records = raw_records(lines, ctx)
     if what == "json" or (what is None and base.endswith(".json")):
-        return parse_json_file(base, lines, records, ctx)
+        return parse_json_file(base, lines, raw_records(lines, ctx), ctx)
     if what == "info":
-        return parse_profiler_info(base, lines, records, ctx)
+        return parse_profiler_info(base, lines, raw_records(lines, ctx), ctx)
     table = read_csv(lines, ctx.data)
     if table is None:
         why = "profiler: could not read this file as CSV; its lines are kept as raw records"
-        return note(records, first_line(lines), why), empty_signals()
+        return note(raw_records(lines, ctx), first_line(lines), why), empty_signals()
     frame, cols = table
     what = what or guess_csv(cols)
-    if what == "kernels":
-        return parse_kernels(frame, cols, records, ctx)
+    if what == "kernels":  # records only of the rows it keeps: a rank's table is 100,000 rows
+        return parse_kernels(frame, cols, lines, ctx)
+    records = raw_records(lines, ctx)
     if what == "opstat":
         return parse_op_statistic(frame, cols, records, ctx)
     if what in ("step", "cluster_step"):

@@ -8,13 +8,15 @@ import polars as pl
 from diagnose.parsers.lineframe import FileContext
 from diagnose.parsers.kinds.profiling.shared import (
     COMM_CORE, DISPATCH, EPOCH_US, FP8, GMM, HALF, MATMUL, MC2, QUANT, QUANT_OPS, base_name, clean, dtypes, finish,
-    first_line, fmt, folder_key, keep_rows, num, rank_from_path, signal_frame, top_ops,
+    first_line, fmt, folder_key, keep_rows, num, rank_from_path, raw_records, signal_frame, top_ops,
 )
 
 # --- kernel_details / op_summary -------------------------------------------------------------------
 
 
-def parse_kernels(frame: pl.DataFrame, cols: dict[str, str], records: pl.DataFrame, ctx: FileContext):
+def parse_kernels(frame: pl.DataFrame, cols: dict[str, str], lines: pl.DataFrame, ctx: FileContext):
+    """(records, signals) of a kernel table read as ``frame`` (its columns ``cols``) from ``lines``: records of the
+    header, the notable rows, the evidence lines and any line that is not a data row."""
     has_dtype = "in_dtypes" in cols
     has_shape = "in_shapes" in cols
     raw = {key: (pl.col(cols[key]) if key in cols else pl.lit(None, pl.String)).alias(f"_r{key}")
@@ -116,7 +118,7 @@ def parse_kernels(frame: pl.DataFrame, cols: dict[str, str], records: pl.DataFra
             f"profiler: no {' / '.join(missing)} column (captured with aic_metrics=AiCoreNone?): "
             f"{', '.join(skipped)} could not run; AI CPU and timing checks did"
         )
-    header = int(frame["line"][0]) - 1 if frame.height else first_line(records)
+    header = int(frame["line"][0]) - 1 if frame.height else first_line(lines)
     if notes:
         rows = pl.concat([rows, pl.DataFrame({"line": [header], "message": [notes[0]], "level": ["WARNING"]})], how="diagonal_relaxed")
 
@@ -150,7 +152,7 @@ def parse_kernels(frame: pl.DataFrame, cols: dict[str, str], records: pl.DataFra
             text += f"; BF16/FP16 matmuls: {ops}" if ops else ""
             out.append(dict(line=line, engine=eng, signal="quant_matmul_coverage_pct", value=cov, text=text))
     out += moe_from_kernels(detail(k.filter(pl.col("_gmm") | pl.col("_disp"))), header)
-    records = finish(keep_rows(records, frame["line"], rows["line"], [r["line"] for r in out]), rows)
+    records = finish(raw_records(keep_rows(lines, frame["line"], rows["line"], [r["line"] for r in out]), ctx), rows)
     return records, signal_frame(out, ctx)
 
 

@@ -146,7 +146,7 @@ def fmt(x: float) -> str:
 
 
 def keep_rows(records: pl.DataFrame, data_lines: pl.Series, *keep) -> pl.DataFrame:
-    """Drop the records of ordinary data rows (numbers, not messages: analysed above and counted by the pipeline,
+    """Drop the records (or lines) of ordinary data rows (numbers, not messages: analysed above and counted by the pipeline,
     as its retention filter does for log lines); keep the header, notable rows, evidence lines and any line that
     was not a data row."""
     want = pl.concat([pl.Series(list(k), dtype=pl.UInt32) if not isinstance(k, pl.Series) else k.cast(pl.UInt32) for k in keep])
