@@ -108,20 +108,33 @@ def check_dataset(store: Store, raw: bytes | None = None) -> None:
         raise SchemaMismatch(store.location, meta.get("schema_version"))
 
 
-def write_partition(store: Store, partition: Partition, tables: dict[str, pl.DataFrame], meta: dict) -> dict:
-    """Write one node's tables, then its manifest (the commit), then remove older runs' files. Runs are ordered
-    by their start: an extraction that finds a newer run's manifest already committed leaves it in place and
-    removes its own files (the newer one holds the later logs)."""
+def encode_tables(tables: dict[str, pl.DataFrame]) -> dict[str, tuple[bytes, int]]:
+    """Each of ``tables`` (dataset tables by name) as its Parquet file's bytes, with its row count."""
+    out = {}
+    for name, frame in tables.items():
+        frame = conform(name, frame)
+        buf = io.BytesIO()
+        frame.write_parquet(buf, compression="zstd", statistics=True)
+        out[name] = (buf.getvalue(), frame.height)
+    return out
+
+
+def write_partition(store: Store, partition: Partition, tables: dict[str, pl.DataFrame], meta: dict,
+                    encoded: dict[str, tuple[bytes, int]] | None = None) -> dict:
+    """Write one node's tables (those in ``encoded`` as ``encode_tables`` gave them), then its manifest (the
+    commit), then remove older runs' files. Runs are ordered by their start: an extraction that finds a newer
+    run's manifest already committed leaves it in place and removes its own files (the newer one holds the
+    later logs)."""
     ensure_dataset(store)
     run = f"{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S%f')}-{uuid.uuid4().hex[:8]}"
     listed: dict[str, dict] = {}
+    encoded = dict(encoded or {})
+    encoded.update(encode_tables({name: tables.get(name, empty(name)) for name in TABLES if name not in encoded}))
     for name in TABLES:
-        frame = conform(name, tables.get(name, empty(name)))
-        buf = io.BytesIO()
-        frame.write_parquet(buf, compression="zstd", statistics=True)
+        data, rows = encoded[name]
         file = f"{name}-{run}.parquet"
-        store.put(f"{partition.rel}/{file}", buf.getvalue())
-        listed[name] = {"file": file, "rows": frame.height}
+        store.put(f"{partition.rel}/{file}", data)
+        listed[name] = {"file": file, "rows": rows}
     manifest = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "diagnose_version": __version__, "run": run,
                 "date": partition.day.isoformat(), "cluster": partition.cluster, "node": partition.node,
                 "written": datetime.now().astimezone().isoformat(timespec="seconds"), "tables": listed, **meta}

@@ -84,6 +84,7 @@ _COUNTED = re.compile(r"\{(\d+)(?:,(\d*))?\}")
 LARGE_COUNT = 8
 
 
+@functools.lru_cache(maxsize=4096)  # the filters ask for each rule's pattern once per kind they build
 def relaxed(pattern: str) -> str:
     """``pattern`` with every large counted repetition (``[^\\n]{0,200}``, ``\\w{3,}``) made open (``*``, ``+``).
 
