@@ -127,10 +127,11 @@ def scan_plan(hints: str, wanted: tuple[str, ...], sample: pl.Series | None = No
     A kind's files differ (a plog is a tenth HCCL lines, the device log of the same process has none, and a
     literal rare in one is on 40% of the other's lines), so a tuned plan is kept per family of files: the
     first one whose literals are about as rare on this sample as on its own is taken, else one is tuned for
-    it. Which literals are searched changes only the speed, never the lines kept."""
+    it (a quarter of a second) and kept in the cache folder for later runs. Which literals are searched
+    changes only the speed, never the lines kept."""
     key = (hints, wanted)
     untuned = _untuned(key)
-    tuned = _TUNED.get(key, [])
+    tuned = _families(key)
     if sample is None or sample.len() < TUNE_LINES:
         return tuned[0][0] if tuned else untuned
     sample = sample.head(TUNE_SAMPLE)
@@ -144,7 +145,8 @@ def scan_plan(hints: str, wanted: tuple[str, ...], sample: pl.Series | None = No
         return min(measured, key=lambda m: m[0])[1]
     patterns = [hints, *wanted]
     scan = plan(patterns, literal_hits(patterns, sample))
-    _TUNED.setdefault(key, []).append((scan, _share(scan, sample)))  # two workers may both tune: either is right
+    tuned.append((scan, _share(scan, sample)))  # two workers may both tune: either plan is right
+    _plan_store().put(_name(key) + "-tuned", [[_stored(p), own] for p, own in tuned])
     return scan
 
 
@@ -153,18 +155,44 @@ def _share(scan: ScanPlan, sample: pl.Series) -> float:
     return float(sample.str.contains(scan.candidates[0]).mean() or 0.0) if scan.candidates else 0.0
 
 
+def _families(key: tuple[str, tuple[str, ...]]) -> list[tuple[ScanPlan, float]]:
+    """The plans tuned for ``key`` (with their own sample's share), first those earlier runs kept."""
+    if key not in _TUNED:
+        stored = _plan_store().get(_name(key) + "-tuned")
+        families = []
+        for item in stored if isinstance(stored, list) else ():
+            if (isinstance(item, list) and len(item) == 2 and isinstance(item[1], float)
+                    and (scan := _read(item[0])) is not None):
+                families.append((scan, item[1]))
+        _TUNED.setdefault(key, families[:TUNE_FAMILIES])
+    return _TUNED[key]
+
+
 @functools.lru_cache(maxsize=64)
 def _untuned(key: tuple[str, tuple[str, ...]]) -> ScanPlan:
     """The plan without a sample, from the cache folder when the same patterns were planned before (building
     one parses a hundred patterns: a tenth of a second per kind, on every small run)."""
-    name = hashlib.sha256("\0".join([key[0], *key[1]]).encode()).hexdigest()
-    stored = _plan_store().get(name)
-    if (isinstance(stored, list) and len(stored) == 4  # the cache folder is not trusted (diagnose/cache.py)
+    found = _read(_plan_store().get(_name(key)))
+    if found is None:
+        found = plan([key[0], *key[1]])
+        _plan_store().put(_name(key), _stored(found))
+    return found
+
+
+def _name(key: tuple[str, tuple[str, ...]]) -> str:
+    return hashlib.sha256("\0".join([key[0], *key[1]]).encode()).hexdigest()
+
+
+def _stored(scan: ScanPlan) -> list:
+    return [list(scan.always), list(scan.candidates), list(scan.confirm), list(scan.literals)]
+
+
+def _read(stored) -> ScanPlan | None:
+    """A plan as ``_stored`` wrote it, or None: the cache folder is not trusted (diagnose/cache.py)."""
+    if (isinstance(stored, list) and len(stored) == 4
             and all(isinstance(part, list) and all(isinstance(p, str) for p in part) for part in stored)):
         return ScanPlan(*(tuple(part) for part in stored))
-    found = plan([key[0], *key[1]])
-    _plan_store().put(name, [list(found.always), list(found.candidates), list(found.confirm), list(found.literals)])
-    return found
+    return None
 
 
 @functools.cache
