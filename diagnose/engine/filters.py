@@ -46,10 +46,14 @@ class RuleFilters:
 NO_FILTERS = RuleFilters()
 
 
+def kept_by_level_or_code() -> pl.Expr:
+    """The part of ``retention_filter`` that reads no text: warnings and errors, and lines with a code."""
+    return pl.col("level").is_in(["WARNING", "ERROR", "CRITICAL"]).fill_null(False) | pl.col("code").is_not_null()
+
+
 def retention_filter(rules: list[Rule]) -> pl.Expr:
     """Rows any rule could use (see the module docstring)."""
-    keep = pl.col("level").is_in(["WARNING", "ERROR", "CRITICAL"]).fill_null(False) | pl.col("code").is_not_null()
-    return pl.any_horizontal([keep, *(pl.col("text").str.contains(g) for g in combined_patterns(rules))])
+    return pl.any_horizontal([kept_by_level_or_code(), *(pl.col("text").str.contains(g) for g in combined_patterns(rules))])
 
 
 def prefilter_patterns(rules: list[Rule], kinds: list[str]) -> dict[str, list[str]]:
