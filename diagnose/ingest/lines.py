@@ -237,10 +237,22 @@ def _utf8_label(data: bytes, chunk_bytes: int = CHUNK_BYTES) -> str | None:
     if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return None
     first = data[:chunk_bytes]
-    _, name = decode(first[:-4] if len(first) > 4 else first)
+    first = first[:-4] if len(first) > 4 else first
+    if _valid_utf8(first):  # checked in place: decoding 16 MB of text to a str only to check it took 24 ms
+        return "utf-8"
+    _, name = decode(first)
     if name == "utf-8":
         return name
     return "utf-8 (invalid bytes replaced)" if name.startswith("utf-8 (") else None
+
+
+def _valid_utf8(data: bytes) -> bool:
+    """Whether ``data`` is strict UTF-8 (polars checks it without building a Python str)."""
+    try:
+        pl.Series([data], dtype=pl.Binary).cast(pl.String)
+    except Exception:  # noqa: BLE001 - any refusal: not strict UTF-8 (``decode`` says what it is)
+        return False
+    return True
 
 
 def _split_utf8(block: bytes) -> pl.Series:
