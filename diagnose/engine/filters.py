@@ -53,7 +53,8 @@ def kept_by_level_or_code() -> pl.Expr:
 
 def retention_filter(rules: list[Rule]) -> pl.Expr:
     """Rows any rule could use (see the module docstring)."""
-    return pl.any_horizontal([kept_by_level_or_code(), *(pl.col("text").str.contains(g) for g in combined_patterns(rules))])
+    texts = [pl.col("text").str.contains(g) for g in combined_patterns(rules)]
+    return pl.any_horizontal([kept_by_level_or_code(), *texts])
 
 
 def prefilter_patterns(rules: list[Rule], kinds: list[str]) -> dict[str, list[str]]:

@@ -110,7 +110,7 @@ def mask_logged_prompts(frame: pl.DataFrame) -> pl.DataFrame:
     if rows.len() == 0:
         return frame
     # Only the request lines are measured and rebuilt, each into the one form it takes: a form built for
-    # every line and picked after (``when/then``) copied each request's token ids (0.7 -> 0.3 s of CPU on
+    # every line and picked after (``when/then``) copied each request's token ids (0.75 -> 0.39 s of CPU on
     # the benchmark's 434 MB server log).
     requests = _masked_parts(frame.select(pl.col("text").gather(rows)))
     listed = requests["_listed"]
@@ -136,7 +136,8 @@ def _masked_parts(requests: pl.DataFrame) -> pl.DataFrame:
     )
     quote = raw.bin.slice(_AT, 1)
     prompt = ((_END > _AT) & quote.is_in([b"'", b'"']) & (raw.bin.slice(_END - 1, 1) == quote)).fill_null(False)
-    requests = requests.with_columns(_prompt=prompt, _closed=raw.bin.slice(_IDS).cast(pl.String).str.find("]", literal=True) + _IDS)
+    closed = raw.bin.slice(_IDS).cast(pl.String).str.find("]", literal=True) + _IDS
+    requests = requests.with_columns(_prompt=prompt, _closed=closed)
     return requests.with_columns(_listed=(pl.col("_prompt") & (_IDS > _END) & _CLOSED.is_not_null()).fill_null(False))
 
 
