@@ -27,6 +27,7 @@ ReadBack = Callable[[str, set[int]], dict[int, str]]
 
 
 WORKERS = 2 if (os.cpu_count() or 1) >= 2 else 1
+PARALLEL_ROWS = 1_000_000  # records, signals and series rows up to which the rules run on WORKERS threads
 RULE_SECONDS = 10.0  # a rule that takes longer is named in the report (``slow``): its patterns are slow here
 
 
@@ -66,8 +67,11 @@ def run_rules(
         return found, covered, error, time.monotonic() - started
 
     # The rules of a phase read the same frames and none another's result: they run on WORKERS threads (their
-    # queries release the GIL; a 1 GiB node's rules took 0.83 s on one), and are taken in catalog order.
-    with ThreadPoolExecutor(WORKERS) as pool:
+    # queries release the GIL; a 1 GiB node's rules took 0.83 s on one), and are taken in catalog order. Two
+    # rules' queries at once hold twice the memory: on large frames (a metric-only log's 6 million samples
+    # went from 2.0 to 2.4 GB) they run one after the other.
+    rows = records.height + signals.height + (series.height if series is not None else 0)
+    with ThreadPoolExecutor(WORKERS if rows <= PARALLEL_ROWS else 1) as pool:
         for phase in sorted({KINDS[r.match.kind].phase for r in rules}):
             if phase:
                 ctx.explained = pl.concat(explained).unique() if explained else None
