@@ -75,7 +75,7 @@ class Selected:
     """The lines ``select`` kept from the chunks of one file, parsed together once they hold PARSE_BYTES
     (or at the end of the file). A parse costs tens of milliseconds whatever its size (dozens of queries,
     each with its patterns), and a chunk of a request-logging server log keeps a few hundred lines of its
-    8 MB: parsed chunk by chunk, the 1 GiB benchmark bundle spent most of its time in that fixed cost."""
+    megabytes: parsed chunk by chunk, the 1 GiB benchmark bundle spent most of its time in that fixed cost."""
 
     PARSE_BYTES = 8 * 1024 * 1024
     PARSE_LINES = 200_000
@@ -93,7 +93,7 @@ class Selected:
             self.bytes = self.PARSE_BYTES
         else:
             # Copied: the few lines kept must not keep their chunk's text alive while the next chunks are read
-            # (a request log's fifty chunks wait for one parse: 400 MB held).
+            # (a request log's chunks wait for its one parse: 400 MB held).
             chosen = compact_strings(chosen)
             self.bytes += chosen["text"].str.len_bytes().sum() or 0
         self.frames.append(chosen)
