@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
+import threading
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,9 +95,17 @@ def load_table(path: Path) -> CategoryTable:
 
 
 @functools.lru_cache(maxsize=1)
+def _table() -> CategoryTable:
+    return load_table(knowledge_dir() / CATEGORIES_FILE)
+
+
+_loading = threading.Lock()  # a second caller waits for the first one's load (index.warm) rather than repeating it
+
+
 def table() -> CategoryTable:
     """The shipped table, read once per process."""
-    return load_table(knowledge_dir() / CATEGORIES_FILE)
+    with _loading:
+        return _table()
 
 
 @functools.lru_cache(maxsize=65536)
