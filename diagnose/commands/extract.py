@@ -3,15 +3,20 @@ node's partition of a fleet dataset (diagnose/fleet/), for ``diagnose fleet`` to
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 
 import click
 
+from diagnose.analysis.coverage import NOTHING
 from diagnose.commands import configured
-from diagnose.commands.console import LANG_TYPE, lang_value, EXIT_CLEAN, EXIT_OUTPUT_FAILED
+from diagnose.commands.console import (
+    EXIT_CLEAN, EXIT_NOTHING_ANALYSED, EXIT_OUTPUT_FAILED, EXIT_USAGE, LANG_TYPE, lang_value,
+)
 from diagnose.ingest.nodes import node_from_path
 from diagnose.messages import messages
+from diagnose.model import skip
 from diagnose.pipeline import Settings, filters_for
 
 
@@ -27,16 +32,18 @@ from diagnose.pipeline import Settings, filters_for
 @click.option("--budget", "budget_items", multiple=True, metavar="KEY=SIZE",
               help="Raise or lower a reading limit, e.g. max_file_bytes=8G (repeatable; as for diagnose check).")
 @click.option("--lang", type=LANG_TYPE, callback=lang_value, default=None, help="Language of the summary line.")
+@click.option("--allow-empty", is_flag=True, help="Exit 0, not 4, when nothing was read (the partition is written).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit code.")
 @configured.config_options
-def extract(paths, node, cluster, out, rule_dirs, no_builtin_rules, budget_items, lang, quiet, config_file=None,
-            no_config=False, select=(), ignore=()):
+def extract(paths, node, cluster, out, rule_dirs, no_builtin_rules, budget_items, lang, allow_empty, quiet,
+            config_file=None, no_config=False, select=(), ignore=()):
     """Read this node's logs under PATH... and write them to DATASET as the node's partition (Parquet, by date,
     cluster and node): the kept records, signals and series, coverage, the node's own findings and its expert
     load. Run it on every node, then `diagnose fleet DATASET`.
 
     \b
-    Exit codes: 0 written, 2 usage (a bad name, a dataset of another schema version), 6 not written.
+    Exit codes: 0 written, 2 usage (a bad name, a path that does not exist, a dataset of another schema
+    version), 4 nothing was read (the partition is written: the fleet lists what was skipped), 6 not written.
     """
     from diagnose.fleet.dataset import NotADataset, SchemaMismatch, check_name  # deferred: start-up (the fleet room)
     from diagnose.fleet.runs import extract_node  # deferred: start-up (the fleet room)
@@ -47,6 +54,12 @@ def extract(paths, node, cluster, out, rule_dirs, no_builtin_rules, budget_items
                         lang=configured.language(cfg, lang), budget=configured.budget(cfg, budget_items),
                         selection=configured.selection(cfg, select, ignore))
     msg = messages(settings.lang)
+    # As ``diagnose PATH...``: when no path given exists, that is a usage error and nothing is written (a typo
+    # on one node must not look like a node that logged nothing).
+    if all(p != "-" and not os.path.lexists(p) for p in paths):
+        for p in paths:
+            click.echo(msg("cli.error", text=f"{p}: {msg.say(skip('missing'))}"), err=True)
+        sys.exit(EXIT_USAGE)
     named = {n for n in (node_from_path(p.rstrip("/") + "/x") for p in paths) if n}
     node = node or (named.pop() if len(named) == 1 else socket.gethostname().split(".")[0])
     try:
@@ -63,9 +76,15 @@ def extract(paths, node, cluster, out, rule_dirs, no_builtin_rules, budget_items
     except (StoreError, OSError) as exc:
         click.echo(msg("cli.error", text=msg("fleet.not_written", where=out, reason=str(exc))), err=True)
         sys.exit(EXIT_OUTPUT_FAILED)
+    coverage = done.report.coverage
+    empty = coverage is not None and coverage.status == NOTHING
     if not quiet:
         m = done.manifest
         click.echo(msg("fleet.extracted", node=node, cluster=cluster, date=m["date"], files=len(done.report.inputs),
                        records=m["tables"]["records"]["rows"], findings=len(done.report.findings),
                        where=store.uri(f"date={m['date']}/cluster={cluster}/node={node}")), err=True)
-    sys.exit(EXIT_CLEAN)
+        if empty and coverage.text:
+            click.echo(f"diagnose: {msg.say(coverage.text)}", err=True)
+    # Nothing read: the partition still says what was skipped and why, but a job that gates on the exit code
+    # must not take an extraction of nothing for a node's logs (``diagnose PATH...`` exits 4 too).
+    sys.exit(EXIT_NOTHING_ANALYSED if empty and not allow_empty else EXIT_CLEAN)
