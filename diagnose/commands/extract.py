@@ -80,8 +80,10 @@ def extract(paths, node, cluster, out, rule_dirs, no_builtin_rules, budget_items
     empty = coverage is not None and coverage.status == NOTHING
     if not quiet:
         m = done.manifest
-        click.echo(msg("fleet.extracted", node=node, cluster=cluster, date=m["date"], files=len(done.report.inputs),
-                       records=m["tables"]["records"]["rows"], findings=len(done.report.findings),
+        click.echo(msg("fleet.extracted", node=node, cluster=cluster, date=m["date"],
+                       files=msg("fleet.files", n=len(done.report.inputs)),
+                       records=msg("fleet.records", n=m["tables"]["records"]["rows"]),
+                       findings=msg("fleet.findings", n=len(done.report.findings)),
                        where=store.uri(f"date={m['date']}/cluster={cluster}/node={node}")), err=True)
         if empty and coverage.text:
             click.echo(f"diagnose: {msg.say(coverage.text)}", err=True)
