@@ -34,6 +34,21 @@ def test_the_committed_index_loads():
     assert len(stats[("vllm-ascend", "python")].releases) >= 10
 
 
+def test_warming_loads_once_and_the_judge_gets_the_same_index():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from diagnose.knowledge.index import warm
+
+    thread = warm()
+    assert warm() is thread  # once per process
+    with ThreadPoolExecutor(4) as pool:  # callers during the load wait for it, and all get one index
+        got = list(pool.map(lambda _: message_index(), range(8)))
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    assert all(i is got[0] for i in got) and got[0] is message_index()
+    assert categories.table() is categories.table()
+
+
 def test_the_committed_index_is_current():
     header = read().header
     assert header.format == FORMAT, f"the index file format changed: {REBUILD}"
