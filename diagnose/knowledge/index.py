@@ -147,8 +147,8 @@ _warming: list[threading.Thread] = []
 
 def warm() -> threading.Thread:
     """Load the shipped index and the categories table in a thread of their own (once per process), while the
-    files are read: the judge looks up the message that ended a run in them, and loading them took a tenth to a
-    fifth of a second of the judge's time on a 1 GiB node."""
+    files are read (pipeline/reading.py, once a file shows an error): the judge looks up the message that ended
+    a run in them, and loading them took a tenth to a fifth of a second of the judge's time on a 1 GiB node."""
     def load() -> None:
         try:
             message_index()

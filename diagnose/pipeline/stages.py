@@ -33,7 +33,6 @@ from diagnose.analysis.gate import UNRECOGNISED_ID, UNRECOGNISED_NAME, decide
 from diagnose.analysis.known import read_report
 from diagnose.ingest.reread import read_lines
 from diagnose.ingest.walk import iter_sources
-from diagnose.knowledge import index as knowledge_index
 from diagnose.model import (
     SEVERITY_RANK, empty_records, empty_signals, Comparison, Finding, NothingAnalysed, Report, Signature, SlowRule, Suppressed,
 )
@@ -179,7 +178,6 @@ def bundle_stages() -> list[Stage]:
 def gather(sources: Iterable, settings: Settings, filters: RuleFilters, progress: Progress | None = None) -> Parsed:
     """The read stage and the node stages: what one node's files give on their own."""
     from diagnose.preflight.tap import Tap  # deferred: start-up (the preflight room, not for --help)
-    knowledge_index.warm()  # for the judge, while the files are read
     tap = None
     if settings.kind is None:  # model JSON files and launch scripts in a bundle: see diagnose/preflight/tap.py
         tap = Tap()
