@@ -143,6 +143,7 @@ def message_index(path: Path | None = None) -> MessageIndex:
 
 
 _warming: list[threading.Thread] = []
+_starting = threading.Lock()  # not ``_loading``: starting the thread never waits for a load under way
 
 
 def warm() -> threading.Thread:
@@ -156,7 +157,7 @@ def warm() -> threading.Thread:
         except Exception:  # noqa: BLE001 - the judge loads them again and says what failed
             pass
 
-    with _loading:
+    with _starting:
         if not _warming:
             _warming.append(threading.Thread(target=load, name="diagnose-knowledge", daemon=True))
             _warming[0].start()
