@@ -31,7 +31,7 @@ from diagnose.knowledge.benign import benign_mask
 from diagnose.knowledge.code_tables import builtin_tables, classify as classify_code
 from diagnose.knowledge.endings import builtin_endings, ending_ids
 from diagnose.messages import Phrase
-from diagnose.model import Evidence, Finding, SourceSite
+from diagnose.model import ERROR_LEVELS, Evidence, Finding, SourceSite
 
 END_ID, END_NAME = "END001", "run-ended-by-error"
 LOOKBACK = timedelta(minutes=10)  # the error that ended a run precedes the first sign of the end by at most this
@@ -158,7 +158,7 @@ def _last_error_line(records: pl.DataFrame, signs: pl.DataFrame) -> TheError | N
     if signs.height == 0:
         return None
     first = signs.sort(["ts", "file", "line"], nulls_last=True).row(0, named=True)
-    errors = records.filter(pl.col("level").is_in(["ERROR", "CRITICAL"]).fill_null(False))
+    errors = records.filter(pl.col("level").is_in(ERROR_LEVELS).fill_null(False))
     errors = errors.join(signs.select("file", "line"), on=["file", "line"], how="anti")
     if errors.height:
         errors = errors.filter(~benign_mask(errors["message"]))

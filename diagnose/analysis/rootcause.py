@@ -26,7 +26,7 @@ import polars as pl
 
 from diagnose.analysis.chains import chain_start
 from diagnose.messages import Joined, Phrase, Words
-from diagnose.model import SEVERITY_RANK, Evidence, Finding
+from diagnose.model import ERROR_LEVELS, SEVERITY_RANK, Evidence, Finding
 
 ROOT_ID = "RC001"
 ROOT_NAME = "first-failing-rank"  # --select/--ignore and suppressions may name it like a rule
@@ -63,7 +63,7 @@ def find_root_cause(findings: list[Finding], selected: pl.DataFrame, records: pl
         cause_hits = cause_hits.filter(in_window)
     root = _earliest(cause_hits.filter(pl.col("rank").is_not_null() | pl.col("node").is_not_null()))
     if root is None:
-        errors = records.filter(pl.col("level").is_in(["ERROR", "CRITICAL"]) & pl.col("rank").is_not_null())
+        errors = records.filter(pl.col("level").is_in(ERROR_LEVELS) & pl.col("rank").is_not_null())
         errors = errors.join(echo.select("file", "event").unique(), on=["file", "event"], how="anti")
         if first_echo is not None:
             errors = errors.filter(in_window & (pl.col("ts") < first_echo))

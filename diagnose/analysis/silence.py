@@ -31,7 +31,7 @@ import polars as pl
 
 from diagnose.analysis.fingerprint import unrotated
 from diagnose.messages import Joined, Phrase, Words
-from diagnose.model import Evidence, Finding
+from diagnose.model import ERROR_LEVELS, Evidence, Finding
 
 SILENCE_ID = "ENG020"
 SILENCE_NAME = "engine-went-quiet"  # --select/--ignore and suppressions may name it like a rule
@@ -164,7 +164,7 @@ def _stopped(records: pl.DataFrame, quiet: pl.DataFrame, stops: Mapping[str, str
     later = records.filter(pl.col("ts").is_not_null()).select("node", "file", "ts", "level", "source", "message")
     if later.height == 0:
         return keys.select("node", "file", "engine").clear()
-    error = pl.col("level").is_in(["ERROR", "CRITICAL"]).fill_null(False)
+    error = pl.col("level").is_in(ERROR_LEVELS).fill_null(False)
     stop = pl.lit(False)
     for source, pattern in sorted(stops.items()):
         stop = stop | ((pl.col("source") == source) & pl.col("message").str.contains(pattern))

@@ -11,13 +11,11 @@ always has a finding that says what ended it (diagnose/analysis/ending.py), so i
 from __future__ import annotations
 
 from diagnose.messages import Phrase
-from diagnose.model import SEVERITY_RANK, Clean, Finding, NoKnownCause, Notes, RootCause, Signature, Unexplained, Verdict
-
-_ERROR_LEVELS = ("ERROR", "CRITICAL")
+from diagnose.model import ERROR_LEVELS, SEVERITY_RANK, Clean, Finding, NoKnownCause, Notes, RootCause, Signature, Unexplained, Verdict
 
 
 def _is_error(item: Signature) -> bool:
-    return item.level in _ERROR_LEVELS or bool(item.code)
+    return item.level in ERROR_LEVELS or bool(item.code)
 
 
 def verdict(findings: list[Finding], unrecognised: list[Signature], abnormal: bool = False,

@@ -39,6 +39,9 @@ import polars as pl
 SEVERITIES = ("info", "warning", "error", "critical")
 SEVERITY_RANK = {name: i for i, name in enumerate(SEVERITIES)}
 
+# The record levels (the ``level`` column) of a line that reports a failure; WARNING is not one.
+ERROR_LEVELS = ("ERROR", "CRITICAL")
+
 CATEGORIES = (
     "mtp",
     "quantization",

@@ -25,7 +25,7 @@ from diagnose.ingest.lines import TextInfo, head_lines, iter_line_chunks, peek_h
 from diagnose.ingest.walk import SourceFile
 from diagnose.knowledge import index as knowledge_index
 from diagnose.messages import Joined, Phrase
-from diagnose.model import UNSET, InputFile, Skipped, empty_records, empty_signals, note, skip
+from diagnose.model import ERROR_LEVELS, UNSET, InputFile, Skipped, empty_records, empty_signals, note, skip
 from diagnose.parsers import registry
 from diagnose.parsers.kinds.profiling import kernel_table_folder, trace_folder
 from diagnose.parsers.lineframe import FileContext, raw_lines_frame
@@ -257,7 +257,7 @@ def read_sources(sources: Iterable, settings: Settings, filters: RuleFilters,
 
 def _erred(records: pl.DataFrame) -> bool:
     return records.height > 0 and "level" in records.columns and bool(
-        records.select(pl.col("level").is_in(["ERROR", "CRITICAL"]).any()).item())
+        records.select(pl.col("level").is_in(ERROR_LEVELS).any()).item())
 
 
 def _redundant_trace(path: str, tables: set[str]) -> bool:
