@@ -16,6 +16,7 @@ from diagnose.knowledge.code_tables import (
     find_codes,
     load_families,
     load_family,
+    printed_group,
     HANDLING,
 )
 from diagnose.engine.rulefile import builtin_rules_dir
@@ -66,7 +67,7 @@ def test_every_cann_module_letter_has_a_class():
 def test_recogniser_finds_its_example_and_not_its_near_miss(family, index):
     fam = FAMILIES[family]
     rec = fam.recognisers[index]
-    one = type(fam)(fam.family, fam.title, fam.sources, (rec,), fam.classes, fam.codes)
+    one = type(fam)(fam.family, fam.title, fam.sources, (rec,), fam.classes, fam.codes, printed=fam.printed)
     assert find_codes(one, rec.example)
     assert not find_codes(one, rec.near_miss)
 
@@ -97,6 +98,13 @@ def test_recogniser_finds_its_example_and_not_its_near_miss(family, index):
     ("fault_event", "hwlog FaultFrequency detected, event id: 80e18005, logic id: 2, fault occurred times: 3",
      "80E18005", "hbmc-parity-error"),
     ("fault_event", "report NPU hang fault, logicID=4, faultCode=0x200001002", "200001002", "npu-hang"),
+    # torch_npu prints the ACL code's text (NPUErrorCodes.h), not the code: bare, behind a vLLM worker's prefix,
+    # and inside an exception message quoted on one line
+    ("acl", "[Error]: Invalid device ID.", "107001", "rt-invalid-device-id"),
+    ("acl", "(VllmWorker rank=0 pid=1110) ERROR 08-26 12:16:15 [multiproc_executor.py:492] [Error]: The context is "
+            "empty.", "107002", "rt-context-null"),
+    ("acl", "RuntimeError: SetDevice failed\\n[Error]: Invalid device ID.\\n        Check whether the device ID is valid.",
+     "107001", "rt-invalid-device-id"),
 ])
 def test_listed_code_on_a_line_is_classified_to_its_entry(family, line, code, name):
     fam = FAMILIES[family]
@@ -104,6 +112,16 @@ def test_listed_code_on_a_line_is_classified_to_its_entry(family, line, code, na
     known, cls = classify(fam, code)
     assert known is not None and known.name == name
     assert cls.category in {c.category for c in fam.classes}
+
+
+def test_printed_texts_name_one_code_each():
+    acl = FAMILIES["acl"]
+    assert len(acl.printed) >= 140  # of the 161 entries of torch_npu's map; the six first lines shared are on none
+    assert len(set(acl.printed.values())) == len(acl.printed)
+    assert all(acl.codes[code].printed == text for text, code in acl.printed.items())
+    # shared by 100000 and 107000: which one torch_npu meant is on the next line only
+    assert find_codes(acl, "[Error]: Parameter verification failed.") == []
+    assert find_codes(acl, "[Error]: Something no table lists.") == []
 
 
 @pytest.mark.parametrize(("family", "code", "category"), [
@@ -164,7 +182,7 @@ def test_lines_that_only_look_like_codes_are_not_recognised(family):
 @given(data=st.data())
 def test_every_recognisable_code_falls_into_a_class(data):
     fam = data.draw(st.sampled_from(sorted(FAMILIES.values(), key=lambda f: f.family)))
-    group = _code_group(data.draw(st.sampled_from(fam.recognisers)).regex)
+    group = _code_group(data.draw(st.sampled_from([r for r in fam.recognisers if not printed_group(r.regex)])).regex)
     code = data.draw(st.from_regex(re.compile(rf"\A(?:{group})\Z"), fullmatch=True))
     _, cls = classify(fam, code)
     assert cls.category and cls.meaning["en"] and cls.next_step["zh"]
@@ -297,6 +315,30 @@ def test_cross_checks(tmp_path):
     assert f"{path}: code[0].meaning.zh: missing" in errors
 
 
+PRINTED = VALID.replace("""[[class]]""", """[[recognise]]
+regex = 'Oops: (?P<printed>[A-Z][a-z ]+\\.)'
+example = "Oops: The answer."
+near_miss = "Oops: the answer"
+
+[[class]]""", 1).replace('name = "demo-answer"', 'name = "demo-answer"\nprinted = "The answer."')
+
+
+def test_a_code_found_by_its_printed_text(tmp_path):
+    folder, _ = _write(tmp_path, PRINTED)
+    (fam,) = load_families(folder)
+    assert find_codes(fam, "worker 3: Oops: The answer. Retrying") == ["DM042"]
+    assert find_codes(fam, "Oops: The question.") == []
+    # two entries may not print the same text
+    dup = PRINTED + PRINTED[PRINTED.index("[[code]]"):].replace('code = "DM042"', 'code = "DM043"')
+    path, errors = _errors(tmp_path, dup)
+    assert f"{path}: code[1].printed: 'The answer.' is also code 'DM042''s: a text must name one code" in errors
+    # an example whose printed text no entry has is no example
+    path, errors = _errors(tmp_path, PRINTED.replace('example = "Oops: The answer."', 'example = "Oops: Another."'))
+    assert f"{path}: recognise[1].example: not found by its regex (or its printed text is no entry's)" in errors
+    path, errors = _errors(tmp_path, PRINTED.replace("(?P<printed>", "(?P<words>"))
+    assert f"{path}: recognise[1].regex: needs a named group (?P<code>...) or (?P<printed>...)" in errors
+
+
 def test_load_family_reports_broken_toml(tmp_path):
     _, path = _write(tmp_path, "family = \n")
     with pytest.raises(CodeTableError) as info:
@@ -334,8 +376,40 @@ def test_a_wrapper_alone_keeps_its_own_category(tmp_path):
     assert wrapper["category"] == FAMILIES["torch_npu"].codes["ERR00100"].category  # 507046 is 41 lines away
 
 
+def test_an_invalid_device_id_is_a_configuration_finding_not_the_runtime_fallback_code(tmp_path):
+    # torch.npu.set_device(6) under ASCEND_RT_VISIBLE_DEVICES=6: the runtime's fallback EE1001 and torch_npu's
+    # wrapper ERR00100 only say that an argument was refused; torch_npu's `[Error]:` line says which (107001).
+    log = tmp_path / "worker.log"
+    log.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.11/site-packages/torch_npu/npu/utils.py", line 80, in set_device\n'
+        "    torch_npu._C._npu_setDevice(device_id)\n"
+        "RuntimeError: exchangeDevice:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:35 NPU function error: "
+        "c10_npu::SetDevice(d.index()), error code is 107001\n"
+        "[ERROR] 2026-03-02-09:14:05 (PID:3071, Device:0, RankID:-1) ERR00100 PTA call acl api failed\n"
+        "[Error]: Invalid device ID.\n"
+        "        Check whether the device ID is valid.\n"
+        "EE1001: [PID: 3071] 2026-03-02-09:14:05.281.517 The argument is invalid.Reason: Set visible device failed, "
+        "invalid device=6, input visible devices:6\n"
+        "        Solution: 1.Check the input parameter range of the function. 2.Check the function invocation "
+        "relationship.\n", encoding="utf-8")
+    _, report = run_json(str(log))
+    first = report["findings"][0]
+    assert first["rule_id"] == "CODE002" and "107001" in first["summary"] and first["category"] == "config"
+    by_rule = {f["rule_id"]: f for f in report["findings"]}
+    assert by_rule["CODE001"]["category"] == "config"  # EE1001 takes the category of what it wraps
+    # and without the runtime code nor torch_npu's text, EE1001 alone keeps its own
+    alone = tmp_path / "alone.log"
+    alone.write_text(log.read_text(encoding="utf-8").split("[ERROR]")[0].replace(", error code is 107001", "")
+                     + "EE1001: [PID: 3071] 2026-03-02-09:14:05.281.517 The argument is invalid.Reason: rtGetDevMsg "
+                       "execute failed\n", encoding="utf-8")
+    _, report = run_json(str(alone))
+    (ee,) = [f for f in report["findings"] if f["rule_id"] == "CODE001"]
+    assert ee["category"] == FAMILIES["cann"].codes["EE1001"].category == "engine"
+
+
 @pytest.mark.parametrize("code", ["EE9999", "EZ9999", "E19999", "EI9999", "EL9999", "EH9999", "ERR00100", "ERR99999",
-                                  "ERR02200", "ERR01999"])
+                                  "ERR02200", "ERR01999", "EE1001"])
 def test_inner_errors_and_wrappers_are_generic(code):
     family = "torch_npu" if code.startswith("ERR") else "cann"
     assert FAMILIES[family].codes[code].generic, code

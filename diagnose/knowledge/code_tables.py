@@ -2,13 +2,15 @@
 
 A table is one family of codes (CANN ``EI0006``, ACL ``507035``, HcclResult ``9``, MindIE ``MIE04E13030A``,
 torch_npu ``ERR02200``): ``family`` (= file stem), ``title.en/.zh``, ``sources``; ``[[recognise]]`` (``regex``
-with a named group ``code``, an ``example`` line it must find, a ``near_miss`` it must not); ``[[class]]``
+with a named group ``code``, or ``printed`` for the text a layer above prints in place of the code, an ``example``
+line it must find, a ``near_miss`` it must not); ``[[class]]``
 (``code_regex``, ``category``, ``severity``, ``meaning.en/.zh``, ``next_step.en/.zh``, ``source``), tried in
 order, first match wins, so specific classes come first and a catch-all last; ``[[code]]`` known codes (``code``,
 ``name``, the class fields but ``code_regex``, ``echo``: true when the code usually echoes a failure elsewhere,
 ``generic``: true when it names only the layer that saw an error another code beside it explains, ``message``: the
-text the software prints with the code as its source gives it, and ``handling``: the level at which MindCluster
-handles a hardware fault event, one of ``HANDLING``). A family whose codes are hexadecimal sets
+text the software prints with the code as its source gives it, ``printed``: the text a layer above prints in place
+of the code (torch_npu's ``[Error]: Invalid device ID.`` for ACL's 107001), unique in the family, and ``handling``: the
+level at which MindCluster handles a hardware fault event, one of ``HANDLING``). A family whose codes are hexadecimal sets
 ``case_insensitive = true``: its recognisers may find ``0x80c98000`` and the table lists ``80C98000``.
 
 Unknown fields are errors; every error names the file and field (``knowledge/codes/acl.toml: code[3].category:
@@ -36,8 +38,8 @@ LANGS = ("en", "zh")
 _RECOGNISE = {"regex", "example", "near_miss"}
 _CLASS = {"code_regex", "category", "severity", "meaning", "next_step", "source"}
 _CODE = {"code", "name", "category", "severity", "meaning", "next_step", "source", "echo", "generic", "message",
-         "handling"}
-_CODE_OPTIONAL = {"echo", "generic", "message", "handling"}
+         "printed", "handling"}
+_CODE_OPTIONAL = {"echo", "generic", "message", "printed", "handling"}
 # MindCluster's handling levels of a chip fault (Ascend/mind-cluster component/ascend-device-plugin/build/faultCode.json,
 # the keys without "Codes"), from the mildest to the most severe but for the last two, which stand aside.
 HANDLING = ("NotHandleFault", "RestartRequest", "RestartBusiness", "FreeRestartNPU", "RestartNPU", "SeparateNPU",
@@ -81,6 +83,7 @@ class KnownCode(_Entry):
     echo: bool = False
     generic: bool = False  # names only the layer or family of an error another code beside it explains
     message: str = ""  # what the software prints with the code (its template), as the source gives it
+    printed: str = ""  # what a layer above prints in place of the code (a recogniser's ``printed`` group finds it)
     handling: str = ""  # MindCluster's handling level (HANDLING), for hardware fault events
 
 
@@ -94,6 +97,7 @@ class CodeFamily:
     codes: dict[str, KnownCode] = field(default_factory=dict)
     path: str = ""
     case_insensitive: bool = False  # hexadecimal codes: found in any case, listed and reported in upper case
+    printed: dict[str, str] = field(default_factory=dict)  # the entries' ``printed`` texts -> their codes
 
     def normal(self, code: str) -> str:
         """``code`` as the table lists it."""
@@ -106,14 +110,35 @@ def builtin_codes_dir() -> Path:
     return builtin_knowledge_dir() / "codes"
 
 
-def _find(regex: str, line: str) -> list[str]:
+def _find(regex: str, line: str, printed: dict[str, str] | None = None) -> list[str]:
+    """The codes ``regex`` finds on ``line``: its ``code`` group, or its ``printed`` group looked up in ``printed``."""
     matches = pl.Series([line], dtype=pl.String).str.extract_all(regex).explode().drop_nulls()
-    return matches.str.extract_groups(regex).struct.field("code").drop_nulls().to_list()
+    if matches.len() == 0:
+        return []
+    groups = matches.str.extract_groups(regex).struct
+    if printed_group(regex):
+        return [printed[text] for text in groups.field("printed").drop_nulls().to_list() if text in (printed or {})]
+    return groups.field("code").drop_nulls().to_list()
+
+
+def printed_group(regex: str) -> bool:
+    """Whether a recogniser finds its codes by their printed text (group ``printed``), not written out."""
+    return "(?P<printed>" in regex
+
+
+def code_expr(family: CodeFamily, rec: Recogniser, col: str = "message") -> pl.Expr:
+    """The code ``rec`` finds in ``col`` (its first match), as the table lists it, or null."""
+    if printed_group(rec.regex):
+        text = pl.col(col).str.extract_groups(rec.regex).struct.field("printed")
+        return text.replace_strict(family.printed, default=None, return_dtype=pl.String)
+    code = pl.col(col).str.extract_groups(rec.regex).struct.field("code")
+    return code.str.to_uppercase() if family.case_insensitive else code
 
 
 def find_codes(family: CodeFamily, line: str) -> list[str]:
     """Every code the family's recognisers find on ``line``, in recogniser order, without duplicates."""
-    return list(dict.fromkeys(family.normal(code) for rec in family.recognisers for code in _find(rec.regex, line)))
+    return list(dict.fromkeys(family.normal(code) for rec in family.recognisers
+                              for code in _find(rec.regex, line, family.printed)))
 
 
 def _code_group(pattern: str) -> str | None:
@@ -173,8 +198,8 @@ class _Checker:
                 re.compile(pattern)
         except Exception as exc:  # polars ComputeError or re.error
             return self.err(fld, f"invalid regex: {(str(exc).splitlines() or [type(exc).__name__])[0]}") or ""
-        if recogniser and _code_group(pattern) is None:
-            self.err(fld, "needs a named group (?P<code>...)")
+        if recogniser and _code_group(pattern) is None and not printed_group(pattern):
+            self.err(fld, "needs a named group (?P<code>...) or (?P<printed>...)")
         if "(?i" in pattern and not pattern.isascii():
             self.err(fld, "case-insensitive pattern with non-ASCII text")
         return dfa_safe(pattern) if recogniser else pattern
@@ -196,9 +221,10 @@ def _entry(ck: _Checker, fld: str, raw: dict, kind: type) -> Any:
     if not isinstance(generic := raw.get("generic", False), bool):
         ck.err(f"{fld}.generic", "must be true or false")
     message = ck.text(f"{fld}.message", raw["message"]) if "message" in raw else ""
+    printed = ck.text(f"{fld}.printed", raw["printed"]) if "printed" in raw else ""
     handling = ck.choice(f"{fld}.handling", raw["handling"], HANDLING) if "handling" in raw else ""
     return KnownCode(code=ck.text(f"{fld}.code", raw.get("code")), name=name, echo=echo is True,
-                     generic=generic is True, message=message, handling=handling, **data)
+                     generic=generic is True, message=message, printed=printed, handling=handling, **data)
 
 
 def load_family(path: Path, check: bool = True, raw: dict | None = None) -> CodeFamily:
@@ -224,7 +250,7 @@ def load_family(path: Path, check: bool = True, raw: dict | None = None) -> Code
     sources = raw.get("sources")
     if not isinstance(sources, list) or not sources or not all(isinstance(s, str) and s.strip() for s in sources):
         sources = ck.err("sources", "must be a non-empty list of strings") or []
-    recs, classes, codes = [], [], {}
+    recs, classes, codes, printed = [], [], {}, {}
     for key in ("recognise", "class", "code"):
         items = raw.get(key, [])
         if not isinstance(items, list) or (key != "code" and not items):
@@ -243,9 +269,13 @@ def load_family(path: Path, check: bool = True, raw: dict | None = None) -> Code
                 elif entry.code in codes:
                     ck.err(f"{fld}.code", f"duplicate code {entry.code!r}")
                 else:
+                    if entry.printed and (other := printed.get(entry.printed)):
+                        ck.err(f"{fld}.printed", f"{entry.printed!r} is also code {other!r}'s: a text must name one code")
+                    elif entry.printed:
+                        printed[entry.printed] = entry.code
                     codes[entry.code] = entry
     fam = CodeFamily(family, title, tuple(sources), tuple(recs), tuple(classes), codes, str(path),
-                     case_insensitive is True)
+                     case_insensitive is True, printed)
     if check and not ck.errors:
         _cross_check(ck, fam)  # needs valid regexes
     if ck.errors:
@@ -261,24 +291,28 @@ def _trusted(raw: dict, path: Path) -> CodeFamily:
                 "next_step": item["next_step"], "source": item["source"]}
     codes = {item["code"]: KnownCode(code=item["code"], name=item["name"], echo=item.get("echo", False),
                                      generic=item.get("generic", False), message=item.get("message", ""),
-                                     handling=item.get("handling", ""), **data(item)) for item in raw.get("code", [])}
+                                     printed=item.get("printed", ""), handling=item.get("handling", ""), **data(item))
+             for item in raw.get("code", [])}
     return CodeFamily(raw["family"], raw["title"], tuple(raw["sources"]),
                       tuple(Recogniser(dfa_safe(r["regex"]), r["example"], r["near_miss"]) for r in raw["recognise"]),
                       tuple(CodeClass(code_regex=c["code_regex"], **data(c)) for c in raw["class"]), codes, str(path),
-                      raw.get("case_insensitive", False) is True)
+                      raw.get("case_insensitive", False) is True,
+                      {known.printed: code for code, known in codes.items() if known.printed})
 
 
 def _cross_check(ck: _Checker, fam: CodeFamily) -> None:
     """Examples found, near misses not, every found or known code classified and reachable by a recogniser."""
     for i, rec in enumerate(fam.recognisers):
-        if not (found := _find(rec.regex, rec.example)):
-            ck.err(f"recognise[{i}].example", "not found by its regex")
+        if not (found := _find(rec.regex, rec.example, fam.printed)):
+            ck.err(f"recognise[{i}].example", "not found by its regex" + (
+                " (or its printed text is no entry's)" if printed_group(rec.regex) else ""))
         if pl.Series([rec.near_miss]).str.contains(rec.regex).item():
             ck.err(f"recognise[{i}].near_miss", "is found by its regex")
         for code in map(fam.normal, found):
             if not any(re.search(c.code_regex, code) for c in fam.classes):
                 ck.err(f"recognise[{i}].example", f"code {code!r} falls into no class")
-    groups = [f"{'(?i)' if fam.case_insensitive else ''}^(?:{_code_group(r.regex)})$" for r in fam.recognisers]
+    groups = [f"{'(?i)' if fam.case_insensitive else ''}^(?:{_code_group(r.regex)})$" for r in fam.recognisers
+              if not printed_group(r.regex)]
     for i, code in enumerate(fam.codes):
         if code != fam.normal(code):
             ck.err(f"code[{i}].code", f"{code!r} must be written in upper case (the family is case_insensitive)")

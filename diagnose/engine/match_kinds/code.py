@@ -25,7 +25,7 @@ import polars as pl
 
 from diagnose.engine.match import Match
 from diagnose.engine.match_kinds.protocol import Context, Hit, MatchKind
-from diagnose.knowledge.code_tables import CodeFamily, KnownCode, builtin_tables, classify, find_codes
+from diagnose.knowledge.code_tables import CodeFamily, KnownCode, builtin_tables, classify, code_expr, find_codes
 from diagnose.messages import LANGS, Joined, Localized, Phrase
 
 FIELDS = {"family": ("str", "an error-code table under knowledge/codes/ (cann, acl, hccl, mindie, torch_npu, "
@@ -122,9 +122,7 @@ def match_codes(m: CodeMatch, records: pl.DataFrame, explained: pl.DataFrame | N
         return []
     if explained is not None and explained.height:
         cand = cand.join(explained, on=["file", "event"], how="anti")
-    code = pl.coalesce([pl.col("message").str.extract_groups(r.regex).struct.field("code") for r in fam.recognisers])
-    if fam.case_insensitive:
-        code = code.str.to_uppercase()
+    code = pl.coalesce([code_expr(fam, r) for r in fam.recognisers])
     cand = cand.with_columns(_code=code).filter(pl.col("_code").is_not_null())
     if cand.height == 0:
         return []
