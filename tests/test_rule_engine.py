@@ -107,6 +107,39 @@ def test_threshold_sustained_duration():
     assert excerpt and "from all 3 samples of a short excerpt" in said(excerpt[0].summary)
 
 
+SPEC = ("(APIServer pid=1) INFO 07-13 09:49:{s:02d} [metrics.py:120] SpecDecoding metrics: Mean acceptance length: "
+        "1.35, Accepted throughput: 0.11 tokens/s, Drafted throughput: 2.28 tokens/s, Accepted: {a} tokens, Drafted: "
+        "{d} tokens, Per-position acceptance rate: 0.259, 0.083, 0.009, Avg Draft acceptance rate: {pct}%")
+
+
+@pytest.mark.parametrize("drafted, severity", [(756, "error"), (120, "info")])
+def test_a_short_excerpt_keeps_its_severity_when_its_samples_weigh_enough(drafted, severity):
+    rule = make({"kind": "threshold", "signal": "spec_acceptance_pct", "below": 10, "samples": 3,
+                 "also": [{"signal": "spec_drafted_tokens", "above": 0}],
+                 "weight": "spec_drafted_tokens", "weight_enough": 500})
+    # one interval: 756 drafted tokens at 5% is no blip; 120 might be
+    (found,), _ = evaluate(rule, SPEC.format(s=10, a=drafted // 20, d=drafted, pct=5.0), "x.log", "vllm")
+    assert found.severity == severity
+    # two intervals of 300 weigh 600 together
+    two = "\n".join(SPEC.format(s=s, a=15, d=300, pct=5.0) for s in (10, 20))
+    assert evaluate(rule, two, "x.log", "vllm")[0][0].severity == "error"
+    # an excerpt that ends low after a healthy interval is still only its end, whatever it weighs
+    ends = "\n".join([SPEC.format(s=0, a=480, d=600, pct=80.0), SPEC.format(s=10, a=30, d=600, pct=5.0)])
+    assert evaluate(rule, ends, "x.log", "vllm")[0][0].severity == "info"
+
+
+@pytest.mark.parametrize("extra, field", [
+    ({"weight": "spec_drafted_tokens"}, "match"),
+    ({"weight": "spec_accepted_tokens", "weight_enough": 5}, "match.weight"),
+])
+def test_weight_needs_its_bound_and_an_also_signal(extra, field):
+    match = {"kind": "threshold", "signal": "spec_acceptance_pct", "below": 10,
+             "also": [{"signal": "spec_drafted_tokens", "above": 0}], **extra}
+    with pytest.raises(RuleError) as info:
+        rule_from_dict({**BASE, "match": match}, "user/USR001.toml")
+    assert field in str(info.value)
+
+
 def test_absence_fires_only_without_the_companion():
     rule = make({"kind": "absence", "when": {"regex": "start"}, "missing": {"regex": "ready"}})
     assert evaluate(rule, "INFO 01-01 10:00:00 [a.py:1] start\n", "x.log", "vllm")[0]

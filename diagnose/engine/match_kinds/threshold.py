@@ -28,6 +28,8 @@ FIELDS = {"signal": ("str", "the signal (required)"),
           "sustained": ("duration", "the run must last this long"),
           "also": ("selectors", "conditions on other signals of the same line and engine"),
           "rising": ("str", "an `also` signal that must rise over the run"),
+          "weight": ("str", "an `also` signal that counts what a sample rests on (drafted tokens): see weight_enough"),
+          "weight_enough": ("number", "a short excerpt whose samples together weigh this much is not demoted"),
           "sources": ("sources", "source kinds (default: the rule's)"),
           "engine_regex": ("regex", "only engines whose name matches"),
           "stretch_below": ("number", "also say how long the signal stayed below this value (summary facts)"),
@@ -36,7 +38,10 @@ FIELDS = {"signal": ("str", "the signal (required)"),
 # A short excerpt: an engine with at most this many samples of a signal in a file (a pasted handful of metric
 # lines, not hours of a log). A rule that needs a sustained run (samples, sustained, rising) fires on such an
 # excerpt when every sample of it is beyond the threshold: at its own severity from SHORT_MIN samples on, at
-# `info` on fewer; when only its last samples are beyond, at `info`. The summary says on how many it rests.
+# `info` on fewer; when only its last samples are beyond, at `info`. The summary says on how many it rests. A
+# sample may stand for many events (one SpecDecoding line: the hundreds of tokens drafted in its interval): a rule
+# with `weight` (a signal of the same line counting them) and `weight_enough` keeps its severity on an excerpt whose
+# samples, all beyond the threshold, together count that many.
 EXCERPT_MAX = 20
 SHORT_MIN = 3
 
@@ -49,6 +54,8 @@ class ThresholdMatch(Match):
     sustained_s: float | None = None
     also: tuple[Selector, ...] = ()
     rising: str | None = None
+    weight: str | None = None
+    weight_enough: float | None = None
     signal_sources: tuple[str, ...] | None = None
     engine_regex: str | None = None
     stretch_below: float | None = None
@@ -78,6 +85,7 @@ def build(raw: dict[str, Any], table: dict[str, Any], seconds) -> ThresholdMatch
         samples=int(table.get("samples", 1)),
         sustained_s=seconds(table["sustained"], "match.sustained") if "sustained" in table else None,
         also=tuple(selector_from(a) for a in table.get("also", [])), rising=table.get("rising"),
+        weight=table.get("weight"), weight_enough=table.get("weight_enough"),
         signal_sources=None if sources is None else tuple(sources), engine_regex=table.get("engine_regex"),
         stretch_below=table.get("stretch_below"), stretch_above=table.get("stretch_above"),
     )
@@ -90,6 +98,10 @@ def check(table: dict[str, Any]):
         yield "match", "give one of `above` or `below` (or neither: a measurement of every sample)"
     if "stretch_below" in table and "stretch_above" in table:
         yield "match", "give one of `stretch_below` or `stretch_above`"
+    if ("weight" in table) != ("weight_enough" in table):
+        yield "match", "give `weight` and `weight_enough` together"
+    elif "weight" in table and table["weight"] not in {a.get("signal") for a in table.get("also", []) if isinstance(a, dict)}:
+        yield "match.weight", f"{table['weight']!r} is none of the `also` signals (the weight is read from the sample's line)"
 
 
 def evaluate(m: ThresholdMatch, sources, ctx: Context) -> list[Hit]:
@@ -127,6 +139,7 @@ def match_threshold(m: ThresholdMatch, records: pl.DataFrame, signals: pl.DataFr
     )
     rising = m.rising
     rising_col = next((c for c, s in also_names if s == rising), None)
+    weight_col = next((c for c, s in also_names if s == m.weight), None) if m.weight else None
     aggs = [
         pl.len().alias("n"),
         pl.col("ts").min().alias("start"),
@@ -139,6 +152,7 @@ def match_threshold(m: ThresholdMatch, records: pl.DataFrame, signals: pl.DataFr
         pl.col("line").get(pl.col("value").arg_min()).alias("peak_line_min"),
         pl.col("_total").first().alias("total"),
         pl.col("_end").first().alias("group_end"),
+        (pl.col(weight_col).sum() if weight_col else pl.lit(0.0)).alias("weight"),
     ]
     for col, name in also_names:
         aggs += [pl.col(col).first().alias(f"{name}_first"), pl.col(col).max().alias(f"{name}_max"),
@@ -151,6 +165,7 @@ def match_threshold(m: ThresholdMatch, records: pl.DataFrame, signals: pl.DataFr
     if rising_col:
         runs = runs.filter(pl.col(f"{rising}_max") > pl.col(f"{rising}_first"))
     excerpt = None
+    weighty = False  # the excerpt's samples, all beyond, count ``weight_enough`` events
     demanding = m.samples > 1 or m.sustained_s is not None or rising_col is not None
     weak = False
     if runs.height == 0 and demanding:
@@ -158,6 +173,9 @@ def match_threshold(m: ThresholdMatch, records: pl.DataFrame, signals: pl.DataFr
         # it ends with (a paste ends where the trouble is; a blip it recovered from is not one).
         short = candidates.filter((pl.col("total") <= EXCERPT_MAX) & ~pl.col("file").is_in(list(cut)))
         runs = short.filter(pl.col("n") == pl.col("total"))
+        if m.weight_enough is not None and runs.height:
+            weighty = bool((runs["weight"] >= m.weight_enough).any())
+            runs = runs.filter(pl.col("weight") >= m.weight_enough) if weighty else runs
         if runs.height == 0:
             runs, weak = short.filter(pl.col("last_line") == pl.col("group_end")), True
         if runs.height:
@@ -196,7 +214,7 @@ def match_threshold(m: ThresholdMatch, records: pl.DataFrame, signals: pl.DataFr
     overrides: dict[str, Any] = {}
     if excerpt is not None:
         facts["excerpt_samples"] = excerpt
-        if weak or excerpt < SHORT_MIN:
+        if weak or (excerpt < SHORT_MIN and not weighty):
             overrides["severity"] = "info"
     return Hit(hits, all_samples.height, facts, overrides)
 
