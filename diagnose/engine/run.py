@@ -16,7 +16,7 @@ from diagnose.messages import LANGS, TEMPLATE_HOLE, Joined, Localized, Phrase, T
 from diagnose.engine.rulefile import Rule
 from diagnose.engine.selectors import record_condition
 from diagnose.scan.plan import gate_searches
-from diagnose.model import Evidence, Finding, SlowRule
+from diagnose.model import SEVERITY_RANK, Evidence, Finding, SlowRule
 
 MAX_EVIDENCE = 5
 
@@ -188,6 +188,7 @@ def build_finding(rule: Rule, match: Hit, records: pl.DataFrame, lang: str, sign
         consequence=over.get("consequence", rule.consequence),
         facts={k: v for k, v in facts.items() if isinstance(v, (str, int, float)) or v is None},
         generic=over.get("generic", False),
+        demoted=SEVERITY_RANK[over.get("severity", rule.severity)] < SEVERITY_RANK[rule.severity],
     )
 
 

@@ -72,8 +72,11 @@ class Finding(msgspec.Struct):
     facts: dict[str, Any] = msgspec.field(default_factory=dict)  # the values behind the summary
     generic: bool = False  # says only the family of a failure (an unlisted or "inner error" code): ranked after specific ones
     linked: bool = False  # ``caused_by`` follows a cause link a rule declares (diagnose/analysis/chains.py)
+    # the rule's severity was lowered for want of evidence (a short excerpt): a problem seen, ranked before the
+    # findings that are informational by design (a measurement)
+    demoted: bool = False
 
-    INTERNAL: ClassVar[tuple[str, ...]] = ("consequence", "facts", "generic", "linked")
+    INTERNAL: ClassVar[tuple[str, ...]] = ("consequence", "facts", "generic", "linked", "demoted")
 
     def short_where(self, sep: str = ",") -> str:
         """A few nodes and ranks for a table cell (``node-0,node-1 rank 0,8,13``); empty when unknown."""
