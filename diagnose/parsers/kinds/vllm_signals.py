@@ -84,7 +84,7 @@ _SIGNAL_PATTERNS: list[tuple[str, str, float]] = [
 # Which family of lines each signal is read from (default: the rare start-up and event lines).
 _FAMILY = {
     **{n: "throughput" for n in ("prompt_throughput", "gen_throughput", "running_reqs", "waiting_reqs",
-                                 "swapped_reqs", "kv_cache_usage_pct", "prefix_cache_hit_pct")},
+                                 "swapped_reqs", "kv_cache_usage_pct", "prefix_cache_hit_pct", "decode_token_ms")},
     **{n: "spec" for n in ("spec_acceptance_pct", "spec_mean_acceptance_len", "spec_accepted_tokens",
                            "spec_drafted_tokens")},
     # SGLang prints its balancedness line on every forward pass: one pass over those lines for all its values
@@ -170,9 +170,12 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
     # The periodic lines are most rows: every value of a line in one pass, then one row per value.
     keys = ["file", "line", "source", "node", "ts", "engine"]
     for family, values in wide.items():
+        frame = families[family].select(*_keys(), **values)
+        if family == "throughput":
+            frame = frame.with_columns(decode_token_ms=_decode_token_ms())
         periodic.append(
-            families[family].select(*_keys(), **values)
-            .unpivot(index=keys, on=list(values), variable_name="signal", value_name="value")
+            frame.unpivot(index=keys, on=[*values, *(["decode_token_ms"] if family == "throughput" else [])],
+                          variable_name="signal", value_name="value")
             .with_columns(text=pl.lit(None, pl.String))
         )
     for name, pattern in _TEXT_PATTERNS:
@@ -189,6 +192,16 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
     frame = pl.concat(frames, how="vertical_relaxed")
     frame = pl.concat([conform_signals(frame), oom_signals(records)], how="vertical_relaxed")
     return conform_signals(frame.sort("line", maintain_order=True))
+
+
+def _decode_token_ms() -> pl.Expr:
+    """How long each running request waits for its next token, in ms: a decode step gives every running request
+    one token (more with speculative decoding), so over an interval without prefill it is ``Running`` over the
+    generation throughput. The server's throughput alone hides a slow step behind many requests: 40 requests
+    at 30 tokens/s is 1.3 s a token each. Null where something was prefilled, nothing ran or nothing came out."""
+    run, gen, prompt = pl.col("running_reqs"), pl.col("gen_throughput"), pl.col("prompt_throughput")
+    decoding = (run > 0) & (gen > 0) & (prompt.fill_null(0) == 0)
+    return pl.when(decoding).then(1000.0 * run / gen)
 
 
 def derived_signals(signals: pl.DataFrame, series: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -336,6 +349,8 @@ SIGNALS: dict[str, str] = {
     "swapped_reqs": "requests swapped out (V0)",
     "prompt_throughput": "average prompt throughput, tokens/s",
     "gen_throughput": "average generation throughput, tokens/s",
+    "decode_token_ms": "derived on each throughput line without prefill: `Running` / generation throughput, ms: how "
+    "long each running request waits for a token",
     "prefix_cache_hit_pct": "prefix cache hit rate in percent",
     "spec_acceptance_pct": "speculative decoding draft acceptance rate in percent (V0 fractions scaled)",
     "spec_mean_acceptance_len": "mean acceptance length (1.00 = no draft token accepted)",
