@@ -11,7 +11,9 @@ always has a finding that says what ended it (diagnose/analysis/ending.py), so i
 from __future__ import annotations
 
 from diagnose.messages import Phrase
-from diagnose.model import ERROR_LEVELS, SEVERITY_RANK, Clean, Finding, NoKnownCause, Notes, RootCause, Signature, Unexplained, Verdict
+from diagnose.model import (
+    ERROR_LEVELS, SEVERITY_RANK, Clean, Finding, NoKnownCause, Notes, RootCause, Signature, Unexplained, Verdict,
+)
 
 
 def _is_error(item: Signature) -> bool:

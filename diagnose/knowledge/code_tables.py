@@ -9,9 +9,9 @@ order, first match wins, so specific classes come first and a catch-all last; ``
 ``name``, the class fields but ``code_regex``, ``echo``: true when the code usually echoes a failure elsewhere,
 ``generic``: true when it names only the layer that saw an error another code beside it explains, ``message``: the
 text the software prints with the code as its source gives it, ``printed``: the text a layer above prints in place
-of the code (torch_npu's ``[Error]: Invalid device ID.`` for ACL's 107001), unique in the family, and ``handling``: the
-level at which MindCluster handles a hardware fault event, one of ``HANDLING``). A family whose codes are hexadecimal sets
-``case_insensitive = true``: its recognisers may find ``0x80c98000`` and the table lists ``80C98000``.
+of the code (torch_npu's ``[Error]: Invalid device ID.`` for ACL's 107001), unique in the family, and ``handling``:
+the level at which MindCluster handles a hardware fault event, one of ``HANDLING``). A family whose codes are
+hexadecimal sets ``case_insensitive = true``: its recognisers may find ``0x80c98000`` and the table lists ``80C98000``.
 
 Unknown fields are errors; every error names the file and field (``knowledge/codes/acl.toml: code[3].category:
 'foo' is not one of ...``). Regexes compile with polars; recognisers get ASCII word boundaries (``fastregex.dfa_safe``)
@@ -270,7 +270,8 @@ def load_family(path: Path, check: bool = True, raw: dict | None = None) -> Code
                     ck.err(f"{fld}.code", f"duplicate code {entry.code!r}")
                 else:
                     if entry.printed and (other := printed.get(entry.printed)):
-                        ck.err(f"{fld}.printed", f"{entry.printed!r} is also code {other!r}'s: a text must name one code")
+                        ck.err(f"{fld}.printed",
+                               f"{entry.printed!r} is also code {other!r}'s: a text must name one code")
                     elif entry.printed:
                         printed[entry.printed] = entry.code
                     codes[entry.code] = entry

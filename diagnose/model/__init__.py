@@ -15,7 +15,8 @@ from diagnose.model.report import (
 )
 
 __all__ = [
-    "BY_DESIGN", "CATEGORIES", "ERROR_LEVELS", "PLACES", "CauseLink", "RECORD_SCHEMA", "SEVERITIES", "SEVERITY_RANK", "SIGNAL_SCHEMA", "UNSET", "Clean",
+    "BY_DESIGN", "CATEGORIES", "ERROR_LEVELS", "PLACES", "CauseLink", "RECORD_SCHEMA", "SEVERITIES", "SEVERITY_RANK",
+    "SIGNAL_SCHEMA", "UNSET", "Clean",
     "Comparison", "Coverage", "Document", "Evidence", "Example", "Finding", "Gate", "InputFile", "NoKnownCause",
     "NothingAnalysed", "Notes", "Report", "RootCause", "RuleInfo", "Signature", "Skipped", "SlowRule", "SourceSite", "Status", "Suppressed",
     "SuppressedFinding", "SuppressedSignature", "Threshold", "Unexplained", "Unread", "Verdict", "builtins", "compact_strings",

@@ -100,8 +100,10 @@ def check(table: dict[str, Any]):
         yield "match", "give one of `stretch_below` or `stretch_above`"
     if ("weight" in table) != ("weight_enough" in table):
         yield "match", "give `weight` and `weight_enough` together"
-    elif "weight" in table and table["weight"] not in {a.get("signal") for a in table.get("also", []) if isinstance(a, dict)}:
-        yield "match.weight", f"{table['weight']!r} is none of the `also` signals (the weight is read from the sample's line)"
+    elif "weight" in table and table["weight"] not in {a.get("signal") for a in table.get("also", [])
+                                                       if isinstance(a, dict)}:
+        yield "match.weight", (f"{table['weight']!r} is none of the `also` signals (the weight is read from the "
+                               "sample's line)")
 
 
 def evaluate(m: ThresholdMatch, sources, ctx: Context) -> list[Hit]:
