@@ -166,6 +166,34 @@ def test_uvicorn_access_line_is_parsed_and_timed_from_the_line_above():
     assert records["message"][1].startswith("10.119.3.149")
 
 
+def test_a_uvicorn_line_behind_a_container_stamp_borrows_the_year_with_the_time():
+    # The container stamp gives the year of the line above; the uvicorn line borrows that line's time, and must say
+    # its year is known too (else dating added the year a second time: 2050).
+    lines = [
+        "2025-10-15T00:04:58.759144988Z (APIServer pid=1) INFO 10-14 17:04:58 [loggers.py:123] Engine 000: Avg prompt "
+        "throughput: 0.0 tokens/s, Avg generation throughput: 736.1 tokens/s, Running: 33 reqs, Waiting: 40 reqs, GPU "
+        "KV cache usage: 97.5%, Prefix cache hit rate: 43.5%",
+        '2025-10-15T00:05:07.582692730Z (APIServer pid=1) INFO:     10.250.5.32:48646 - "GET /metrics HTTP/1.1" 200 OK',
+    ]
+    records, _ = parse(lines)
+    assert records["ts"].to_list() == [datetime(2025, 10, 14, 17, 4, 58)] * 2
+    assert records["year_known"].to_list() == [True, True]
+
+
+def test_the_exception_line_of_a_process_traceback_is_an_error():
+    # vLLM repeats its head on every line of a record it logs: a line without one that joined the process's last
+    # INFO record is the process's own stderr, and its exception line an error; a logged traceback keeps its level.
+    records, _ = parse([
+        "(EngineCore_DP0 pid=5) INFO 10-01 10:00:05 [worker.py:100] Loading weights",
+        "(EngineCore_DP0 pid=5) Traceback (most recent call last):",
+        '(EngineCore_DP0 pid=5)   File "/v/vllm_ascend/worker/worker.py", line 270, in _init_device',
+        "(EngineCore_DP0 pid=5) RuntimeError: the flux capacitor is off",
+        "(APIServer pid=1) WARNING 10-01 10:00:06 [api.py:1] retrying",
+        "(APIServer pid=1) WARNING 10-01 10:00:06 [api.py:1] ValueError: bad request body",
+    ])
+    assert records["level"].to_list() == ["INFO", "INFO", "INFO", "ERROR", "WARNING", "WARNING"]
+
+
 def _signals(lines):
     _, signals = parse(lines)
     return {(r["signal"], r["engine"]): (r["value"], r["text"]) for r in signals.iter_rows(named=True)}

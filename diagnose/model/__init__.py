@@ -4,7 +4,7 @@ Everything crossing a room is one of these types; the JSON schema in docs/schema
 
 from diagnose.model.findings import PLACES, CauseLink, Evidence, Finding, RuleInfo, SourceSite, Threshold
 from diagnose.model.frames import (
-    CATEGORIES, ERROR_LEVELS, RECORD_SCHEMA, SEVERITIES, SEVERITY_RANK, SIGNAL_SCHEMA, compact_strings, conform_records,
+    CATEGORIES, ERROR_LEVELS, RECORD_SCHEMA, ROUTINE_LEVELS, SEVERITIES, SEVERITY_RANK, SIGNAL_SCHEMA, compact_strings, conform_records,
     conform_signals, empty_records, empty_signals,
 )
 from diagnose.model.inputfiles import BY_DESIGN, InputFile, Skipped, file_type, note, skip
@@ -16,7 +16,7 @@ from diagnose.model.report import (
 
 __all__ = [
     "BY_DESIGN", "CATEGORIES", "ERROR_LEVELS", "PLACES", "CauseLink", "RECORD_SCHEMA", "SEVERITIES", "SEVERITY_RANK",
-    "SIGNAL_SCHEMA", "UNSET", "Clean",
+    "ROUTINE_LEVELS", "SIGNAL_SCHEMA", "UNSET", "Clean",
     "Comparison", "Coverage", "Document", "Evidence", "Example", "Finding", "Gate", "InputFile", "NoKnownCause",
     "NothingAnalysed", "Notes", "Report", "RootCause", "RuleInfo", "Signature", "Skipped", "SlowRule", "SourceSite", "Status", "Suppressed",
     "SuppressedFinding", "SuppressedSignature", "Threshold", "Unexplained", "Unread", "Verdict", "builtins", "compact_strings",

@@ -41,6 +41,8 @@ SEVERITY_RANK = {name: i for i, name in enumerate(SEVERITIES)}
 
 # The record levels (the ``level`` column) of a line that reports a failure; WARNING is not one.
 ERROR_LEVELS = ("ERROR", "CRITICAL")
+# The levels of a process going about its work: one after an exception says the exception did not end it.
+ROUTINE_LEVELS = ("INFO", "DEBUG")
 
 CATEGORIES = (
     "mtp",

@@ -21,7 +21,7 @@ from diagnose.scan import literals
 from diagnose.scan import plan as scanplan
 from diagnose.scan.plan import ScanPlan, literal_hits, plan
 from diagnose.cache import JsonStore
-from diagnose.model import RECORD_SCHEMA, compact_strings
+from diagnose.model import RECORD_SCHEMA, ROUTINE_LEVELS, compact_strings
 from diagnose.parsers import registry
 from diagnose.parsers.kinds import generic
 from diagnose.parsers.lineframe import BARE_SGR, FileContext, clean_lines, raw_lines_frame
@@ -336,6 +336,10 @@ def retain(records: pl.DataFrame, signals: pl.DataFrame, kept: pl.DataFrame,
     keep = kept_by_level_or_code()
     keep = keep | (anchor & (pl.col("line") == pl.col("line").filter(anchor).min()))
     keep = keep | (anchor & (pl.col("line") == pl.col("line").filter(anchor).max()))
+    # The last routine line of each process: an exception before it did not end that process (analysis/ending.py
+    # tells a traceback a server logged and went on from one that ended it).
+    routine = pl.col("level").is_in(ROUTINE_LEVELS).fill_null(False)
+    keep = keep | (routine & (pl.col("line") == pl.col("line").filter(routine).max().over(pl.col("proc").fill_null(""))))
     quote = pl.col("line").is_in(kept["line"].unique().implode())
     flagged = records.with_columns(_keep=keep)
     # The rules' patterns (two large alternations) only on the rows neither level nor code keeps: most of what

@@ -17,7 +17,7 @@ from diagnose.scan.fastregex import dfa_safe
 from diagnose.model import conform_records
 from diagnose.parsers.families.cann import HINTS as CANN_HINTS
 from diagnose.parsers.families.cann import block_signals
-from diagnose.parsers.families.tracebacks import exception_signals
+from diagnose.parsers.families.tracebacks import EXCEPTION, exception_signals
 from diagnose.parsers.lineframe import (
     PLACEHOLDER_YEAR,
     FileContext,
@@ -157,12 +157,21 @@ def parse(lines: pl.DataFrame, ctx: FileContext) -> tuple[pl.DataFrame, pl.DataF
         device=pl.col("message").str.extract(r"\(PID:\d+, Device:(\d+)", 1).cast(pl.Int32, strict=False),
     )
     frame = group_events(frame, ["level", "ts", "component"])
+    # The exception line of a traceback a process printed to its stderr (`(EngineCore_DP0 pid=2198) ValueError:
+    # ...`: vLLM's process prefix, no level of its own) is an error, as in a text of no known kind, even where it
+    # joined the process's last INFO record: vLLM's formatter repeats its head on every line of a record it logs
+    # (vllm/logger.py, NewLineFormatter), so a line without one is not part of it (an uncaught exception after the
+    # process's start-up lines).
+    quiet = pl.col("level").fill_null("INFO").is_in(["DEBUG", "INFO"])
+    frame = frame.with_columns(level=pl.when(~pl.col("parsed") & quiet & pl.col("message").str.contains(EXCEPTION))
+                               .then(pl.lit("ERROR")).otherwise(pl.col("level")))
     # uvicorn lines carry no time: they happened at (or just after) the line above them.
     frame = frame.with_columns(
         ts=pl.when(pl.col("_uvicorn")).then(pl.col("ts").forward_fill()).otherwise(pl.col("ts")),
-        year_known=pl.when(pl.col("_uvicorn"))
-        .then(pl.col("year_known").forward_fill())
-        .otherwise(pl.col("year_known"))
+        # ... and their year is known when that line's was (a container stamp in front of the uvicorn line made
+        # its own `year_known` false, not null: forward-filled, its borrowed time was dated a second time)
+        year_known=pl.when(pl.col("_uvicorn")).then(None).otherwise(pl.col("year_known"))
+        .forward_fill()
         .fill_null(False),
     )
     frame = frame.with_columns(
