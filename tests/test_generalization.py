@@ -327,6 +327,65 @@ def test_an_error_no_rule_knows_that_ended_the_run_is_said_at_the_top_and_fails_
     assert run_cli(str(path), "--fail-on", "critical").exit_code == 0
 
 
+def test_a_process_traceback_without_levels_that_no_rule_knows_fails_the_run(tmp_path: Path):
+    # An engine core's stderr as vLLM prefixes it: no level, no time. Its exception line is the error that ended
+    # the run, and what it says decides the category (not the worker module that raised it).
+    text = "\n".join([
+        "(EngineCore_DP0 pid=2198) Traceback (most recent call last):",
+        '(EngineCore_DP0 pid=2198)   File "/vllm-workspace/vllm-ascend/vllm_ascend/worker/worker.py", line 313, '
+        "in init_device",
+        "(EngineCore_DP0 pid=2198)     self.device = self._init_device()",
+        '(EngineCore_DP0 pid=2198)   File "/vllm-workspace/vllm-ascend/vllm_ascend/worker/worker.py", line 270, '
+        "in _init_device",
+        "(EngineCore_DP0 pid=2198)     raise ValueError(",
+        "(EngineCore_DP0 pid=2198) ValueError: Free memory on device (27.18/60.96 GiB) on startup is less than "
+        "desired GPU memory utilization (0.9, 54.86 GiB). Decrease GPU memory utilization or reduce GPU memory used "
+        "by other processes.",
+    ]) + "\n"
+    path = _write(tmp_path, "stderr.txt", text)
+    code, report = run_json(str(path))
+    assert code == 1
+    top = report["findings"][0]
+    assert top["rule_id"] == "END001" and top["category"] == "memory", top
+    assert [e["line"] for e in top["evidence"]] == [6]
+
+
+def test_an_engine_core_that_died_after_its_start_up_lines_fails_the_run(tmp_path: Path):
+    # The uncaught exception joins the process's last INFO record (no head of its own); it is still the error
+    # that ended the process. The same exception with the process going on afterwards ended nothing.
+    head = ["(EngineCore_DP0 pid=2198) INFO 10-01 10:00:00 [core.py:70] Initializing a V1 LLM engine (v0.11.0)",
+            "(EngineCore_DP0 pid=2198) INFO 10-01 10:00:05 [worker.py:100] Loading weights"]
+    crash = ["(EngineCore_DP0 pid=2198) Process EngineCore_DP0:",
+             "(EngineCore_DP0 pid=2198) Traceback (most recent call last):",
+             '(EngineCore_DP0 pid=2198)   File "/vllm-workspace/vllm-ascend/vllm_ascend/worker/worker.py", line 270, '
+             "in _init_device",
+             "(EngineCore_DP0 pid=2198) RuntimeError: the flux capacitor is off"]
+    code, report = run_json(str(_write(tmp_path, "a.log", "\n".join(head + crash) + "\n")))
+    assert code == 1 and report["findings"][0]["rule_id"] == "END001"
+    # (without `Process EngineCore_DP0:`, multiprocessing's line for a process that died: a traceback printed by
+    # a handler)
+    went_on = head + crash[1:] + ["(EngineCore_DP0 pid=2198) INFO 10-01 10:00:09 [core.py:90] Retrying with defaults"]
+    code, report = run_json(str(_write(tmp_path, "b.log", "\n".join(went_on) + "\n")))
+    assert code == 0 and not report["findings"], report["findings"]
+
+
+def test_a_traceback_that_lost_its_exception_line_is_classified_by_what_its_record_said(tmp_path: Path):
+    # vLLM V0's engine logs `logger.exception(e)`: the KeyError's key, then the traceback, in one record; the
+    # paste stops inside the traceback. The key names a quantization parameter, the frame only the engine loop.
+    path = _write(tmp_path, "x.log", "\n".join([
+        "INFO 06-20 23:20:10 model_runner.py:1 Starting to load model /models/qwen-w8a8...",
+        "ERROR 06-20 23:20:13 engine.py:400] 'layers.0.mlp.gate_up_proj.deq_scale'",
+        "ERROR 06-20 23:20:13 engine.py:400] Traceback (most recent call last):",
+        'ERROR 06-20 23:20:13 engine.py:400]   File "/usr/lib/python3.10/site-packages/vllm/engine/multiprocessing/'
+        'engine.py", line 391, in run_mp_engine',
+        "ERROR 06-20 23:20:13 engine.py:400]     engine = MQLLMEngine.from_engine_args(engine_args=engine_args,",
+    ]) + "\n")
+    _, report = run_json(str(path))
+    top = report["findings"][0]
+    assert top["rule_id"] == "END001" and top["category"] == "quantization", top
+    assert "deq_scale" in top["summary"]
+
+
 def test_an_error_no_rule_knows_in_a_run_that_went_on_is_listed_and_passes(tmp_path: Path):
     path = _write(tmp_path, "x.log",
                   "INFO 09-03 14:19:12 [api_server.py:1] Started server process [7]\n"

@@ -31,11 +31,11 @@ from diagnose.knowledge.benign import benign_mask
 from diagnose.knowledge.code_tables import builtin_tables, classify as classify_code
 from diagnose.knowledge.endings import builtin_endings, ending_ids
 from diagnose.messages import Phrase
-from diagnose.model import ERROR_LEVELS, Evidence, Finding, SourceSite
+from diagnose.model import ERROR_LEVELS, ROUTINE_LEVELS, Evidence, Finding, SourceSite
+from diagnose.parsers.families.tracebacks import START
 
 END_ID, END_NAME = "END001", "run-ended-by-error"
 LOOKBACK = timedelta(minutes=10)  # the error that ended a run precedes the first sign of the end by at most this
-_CONTINUES = ("INFO", "DEBUG")
 # Exceptions that report an ending rather than cause one (the user stopped it, a supervisor saw a child fail).
 _ECHO_CLASSES = re.compile(r"(?:^|\.)(?:EngineDeadError|KeyboardInterrupt|SystemExit|CancelledError|ChildFailedError|"
                            r"ActorDiedError|BrokenPipeError)$")
@@ -57,6 +57,9 @@ class TheError:
     frames: list[str] = field(default_factory=list)  # path:function, innermost last
     code: str | None = None
     text: str = ""
+    # what the record that carried a traceback said before it, when the traceback lost its exception line:
+    # ``logger.exception(e)`` logs ``str(e)`` there (a KeyError's key), other callers a sentence of their own
+    logged: str = ""
 
 
 @dataclass
@@ -99,7 +102,7 @@ def _last_exceptions(records: pl.DataFrame, tracebacks: pl.DataFrame) -> pl.Data
     """Exceptions after which their file and process logged no INFO or DEBUG line: they ended that process."""
     if tracebacks.height == 0:
         return tracebacks
-    goes_on = (records.filter(pl.col("level").is_in(_CONTINUES).fill_null(False))
+    goes_on = (records.filter(pl.col("level").is_in(ROUTINE_LEVELS).fill_null(False))
                .group_by("file", "proc").agg(pl.col("line").max().alias("_last_ok")))
     rows = tracebacks.with_columns(proc=pl.col("engine"))
     rows = rows.join(goes_on, on=["file", "proc"], how="left", nulls_equal=True)
@@ -145,12 +148,18 @@ def _from_exception(row: dict, records: pl.DataFrame) -> TheError:
     if wrapped:  # the engine quotes its worker's error: the quote is the error
         message = wrapped.group("inner")
     event = records.filter((pl.col("file") == row["file"]) & (pl.col("event") == row["event"]))
+    logged = ""
+    if not message and not row.get("exception"):
+        opener = event.filter(pl.col("line") == row["event"])["message"]
+        if opener.len() and opener[0] and not re.search(START, opener[0]):
+            logged = opener[0].strip()
     code = event.filter(pl.col("code").is_not_null())["code"]
     line = event.filter(pl.col("line") == row["line"])["text"]
     return TheError(file=row["file"], line=int(row["line"]), event=int(row["event"]), node=row.get("node"),
                     rank=row.get("rank"), ts=row.get("ts"), exception=row.get("exception") or "", message=message,
                     frames=[f for f in (row.get("frames") or "").split("\n") if f],
-                    code=code[0] if code.len() else None, text=line[0] if line.len() else (row.get("text") or ""))
+                    code=code[0] if code.len() else None, text=line[0] if line.len() else (row.get("text") or ""),
+                    logged=logged)
 
 
 def _last_error_line(records: pl.DataFrame, signs: pl.DataFrame) -> TheError | None:
@@ -294,7 +303,9 @@ def classify(error: TheError, site: SourceSite | None, code_category: str | None
         return Classified(cls.category, "class", None, _module_text(frame))
     if frame is not None:
         project, path, function = frame
-        return Classified(categories.category_of(project, path, error.message), "frame", None, _module_text(frame))
+        # the logged text may name what failed (a weight's `deq_scale`) where the raising module is generic
+        said = error.message or error.logged
+        return Classified(categories.category_of(project, path, said), "frame", None, _module_text(frame))
     return Classified(cls.category if cls is not None else table.default, "none", None, "")
 
 
@@ -315,7 +326,7 @@ def _module_text(frame: tuple[str, str, str] | None) -> str:
 
 def ending_finding(error: TheError, what: Classified) -> Finding:
     """``END001``: the error that ended the run, where it was raised, and what its category asks."""
-    said = f"{error.exception}: {error.message}" if error.exception else error.message
+    said = f"{error.exception}: {error.message}" if error.exception else (error.message or error.logged)
     said = said if len(said) <= 300 else said[:299] + "…"
     site = what.site
     where = (Phrase("ending.where_site", project=site.project, versions=site.versions, path=site.path,
