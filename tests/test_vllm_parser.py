@@ -199,6 +199,19 @@ def _signals(lines):
     return {(r["signal"], r["engine"]): (r["value"], r["text"]) for r in signals.iter_rows(named=True)}
 
 
+def test_a_spec_decoding_line_cut_before_its_rate_gives_the_rate_from_its_counts():
+    s = _signals([
+        "(APIServer pid=27) INFO 08-04 21:20:47 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 1.05, "
+        "Accepted throughput: 2.60 tokens/s, Drafted throughput: 246.97 tokens/s, Accepted: 26 tokens, Drafted: 2470 "
+        "tokens, Per-position acceptan",
+    ])
+    (pct, _), = [v for (name, _), v in s.items() if name == "spec_acceptance_pct"]
+    assert pct == 100.0 * 26 / 2470
+    # a written rate is the rate, and nothing drafted is no rate
+    s = _signals(["INFO 08-04 21:20:47 [metrics.py:101] SpecDecoding metrics: Accepted: 0 tokens, Drafted: 0 tokens"])
+    assert not [n for (n, _) in s if n == "spec_acceptance_pct"]
+
+
 def test_v1_throughput_line_signals_with_grouped_numbers():
     s = _signals([
         "(APIServer pid=1) INFO 10-14 17:04:48 [loggers.py:123] Engine 002: Avg prompt throughput: 1,024.5 tokens/s, "

@@ -167,6 +167,11 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
             wide[family][name] = number(pattern, scale)
     # V0 prints the acceptance rate as a fraction (no % sign, so the V1 pattern never matches it too).
     wide["spec"]["spec_acceptance_pct"] = pl.coalesce(wide["spec"]["spec_acceptance_pct"], number(_V0_SPEC, 100.0))
+    # A paste cut before the rate still has the counts it is made of (vllm/v1/spec_decode/metrics.py: accepted over
+    # drafted tokens of the interval, in percent).
+    accepted, drafted = wide["spec"]["spec_accepted_tokens"], wide["spec"]["spec_drafted_tokens"]
+    wide["spec"]["spec_acceptance_pct"] = pl.coalesce(
+        wide["spec"]["spec_acceptance_pct"], pl.when(drafted > 0).then(100.0 * accepted / drafted))
     # The periodic lines are most rows: every value of a line in one pass, then one row per value.
     keys = ["file", "line", "source", "node", "ts", "engine"]
     for family, values in wide.items():
