@@ -5,9 +5,9 @@ generic findings (a code that only names the layer that saw an error, `PTA call 
 beside it say more, even when they are echoes), then the informational findings; within each, severity
 (critical first), then a problem whose severity was lowered for want of evidence (a short excerpt) before the
 findings informational by design (a measurement), then the earliest first sighting (the failure that started the
-chain), then rule id for a stable order. A finding whose rule is marked ``consequence`` (engine death, RPC and collective timeouts,
-daemon kills) gets ``caused_by``: the highest-ranked non-consequence, non-generic finding of at least warning
-severity seen no later than the echo ended. Then the cause links rules declare are followed
+chain), then rule id for a stable order. A finding whose rule is marked ``consequence`` (engine death, RPC and
+collective timeouts, daemon kills) gets ``caused_by``: the highest-ranked non-consequence, non-generic finding of at
+least warning severity seen no later than the echo ended. Then the cause links rules declare are followed
 (diagnose/analysis/chains.py): a chain's start leads its chain, and its consequences point at their causes.
 """
 

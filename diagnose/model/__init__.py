@@ -4,7 +4,8 @@ Everything crossing a room is one of these types; the JSON schema in docs/schema
 
 from diagnose.model.findings import PLACES, CauseLink, Evidence, Finding, RuleInfo, SourceSite, Threshold
 from diagnose.model.frames import (
-    CATEGORIES, ERROR_LEVELS, RECORD_SCHEMA, ROUTINE_LEVELS, SEVERITIES, SEVERITY_RANK, SIGNAL_SCHEMA, compact_strings, conform_records,
+    CATEGORIES, ERROR_LEVELS, RECORD_SCHEMA, ROUTINE_LEVELS, SEVERITIES, SEVERITY_RANK, SIGNAL_SCHEMA, compact_strings,
+    conform_records,
     conform_signals, empty_records, empty_signals,
 )
 from diagnose.model.inputfiles import BY_DESIGN, InputFile, Skipped, file_type, note, skip

@@ -339,7 +339,8 @@ def retain(records: pl.DataFrame, signals: pl.DataFrame, kept: pl.DataFrame,
     # The last routine line of each process: an exception before it did not end that process (analysis/ending.py
     # tells a traceback a server logged and went on from one that ended it).
     routine = pl.col("level").is_in(ROUTINE_LEVELS).fill_null(False)
-    keep = keep | (routine & (pl.col("line") == pl.col("line").filter(routine).max().over(pl.col("proc").fill_null(""))))
+    last_routine = pl.col("line").filter(routine).max().over(pl.col("proc").fill_null(""))
+    keep = keep | (routine & (pl.col("line") == last_routine))
     quote = pl.col("line").is_in(kept["line"].unique().implode())
     flagged = records.with_columns(_keep=keep)
     # The rules' patterns (two large alternations) only on the rows neither level nor code keeps: most of what
