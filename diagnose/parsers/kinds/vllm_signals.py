@@ -179,8 +179,7 @@ def extract_signals(records: pl.DataFrame) -> pl.DataFrame:
         if family == "throughput":
             frame = frame.with_columns(decode_token_ms=_decode_token_ms())
         periodic.append(
-            frame.unpivot(index=keys, on=[*values, *(["decode_token_ms"] if family == "throughput" else [])],
-                          variable_name="signal", value_name="value")
+            frame.unpivot(index=keys, variable_name="signal", value_name="value")  # every value column
             .with_columns(text=pl.lit(None, pl.String))
         )
     for name, pattern in _TEXT_PATTERNS:
